@@ -1,0 +1,240 @@
+"""Tables -> Profile: the per-thread op tree, op <-> runtime <-> device links, steps, flows.
+
+The rules are written down in docs/architecture.md ("Links", "Op tree rule").
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.model.profile import Profile, TraceMeta
+from torch_tb_profiler.trace.decode import DecodedTrace
+from torch_tb_profiler.trace.tables import Tables, build_tables
+
+# overhang tolerated as float rounding of ns timestamps written as µs (not a partial overlap)
+ROUNDING_US = 0.002
+
+STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+
+
+def build_profile(decoded: DecodedTrace, run: str, worker: str, span: str, source: str) -> Profile:
+    tables = build_tables(decoded.events)
+    meta = _meta(decoded, tables)
+    ops, partial = _op_tree(tables.ops)
+    meta.partial_overlaps = partial
+    # rows of ops were re-ordered by the tree build: remap references into ops
+    new_row = np.empty(len(ops), dtype=np.int64)
+    new_row[ops["_orig"].to_numpy()] = np.arange(len(ops))
+    ops = ops.drop(columns="_orig")
+    comms = tables.comms.copy()
+    comms["op"] = new_row[comms["op"].to_numpy()] if len(comms) else comms["op"]
+
+    finder = EnclosingOp(ops)
+    runtimes = tables.runtimes.reset_index(drop=True)
+    runtimes["op"] = _runtime_ops(ops, runtimes, finder)
+    device = tables.device.sort_values(["ts"], kind="stable").reset_index(drop=True)
+    device["runtime"], device["op"] = _device_links(ops, runtimes, device)
+    memory = tables.memory.sort_values("ts", kind="stable").reset_index(drop=True)
+    memory["op"] = finder.find(memory["pid"].to_numpy(), memory["tid"].to_numpy(), memory["ts"].to_numpy())
+    return Profile(
+        run=run,
+        worker=worker,
+        span=span,
+        source=source,
+        meta=meta,
+        ops=ops,
+        runtimes=runtimes,
+        device=device,
+        gpu_annotations=tables.gpu_annotations.sort_values("ts", kind="stable").reset_index(drop=True),
+        python=tables.python.sort_values(["pid", "tid", "ts"], kind="stable").reset_index(drop=True),
+        comms=comms,
+        memory=memory,
+        syncs=tables.syncs,
+        flows=_fwdbwd(tables.flow_points, ops, finder),
+        steps=_steps(ops),
+        others=tables.others,
+    )
+
+
+def _meta(decoded: DecodedTrace, tables: Tables) -> TraceMeta:
+    top: dict[str, Any] = dict(decoded.top)
+    props = top.pop("deviceProperties", None) or []
+    legacy = top.pop("computeProperties", None) or []
+    if not props and legacy:  # a 2021 fixture spelling
+        props = [
+            {
+                "id": p.get("id", i),
+                "name": p.get("name", ""),
+                "totalGlobalMem": p.get("totalGlobalMem"),
+                "computeMajor": p.get("major"),
+                "computeMinor": p.get("minor"),
+                "numSms": p.get("multiProcessorCount"),
+            }
+            for i, p in enumerate(legacy)
+            if isinstance(p, dict)
+        ]
+    dist = top.pop("distributedInfo", None)
+    base = top.pop("baseTimeNanoseconds", None)
+    return TraceMeta(
+        device_properties=[p for p in props if isinstance(p, dict)],
+        distributed_info=dist if isinstance(dist, dict) else None,
+        schema_version=top.pop("schemaVersion", None),
+        base_time_ns=int(base) if isinstance(base, (int, float)) else None,
+        trace_name=top.pop("traceName", None),
+        display_time_unit=top.pop("displayTimeUnit", None),
+        framework=top.pop("Framework", None),
+        top_level=top,
+        counts=tables.counts,
+        unknown_categories=tables.unknown_categories,
+        warnings=list(decoded.repairs),
+        process_names=tables.process_names,
+        thread_names=tables.thread_names,
+        profiler_spans=tables.scaffold,
+        event_count=len(decoded.events),
+    )
+
+
+def _op_tree(ops: pd.DataFrame) -> tuple[pd.DataFrame, int]:
+    """Sort ops by thread then (ts, -dur) and give each its parent row and depth."""
+    ops = ops.assign(_orig=np.arange(len(ops)), _negdur=-ops["dur"].to_numpy())
+    ops = ops.sort_values(["pid", "tid", "ts", "_negdur"], kind="stable").drop(columns="_negdur")
+    ops = ops.reset_index(drop=True)
+    n = len(ops)
+    parent = [-1] * n
+    depth = [0] * n
+    partial = 0
+    ts = ops["ts"].tolist()
+    end = ops["end"].tolist()
+    thread = (ops["pid"] + "\x00" + ops["tid"]).tolist() if n else []
+    stack: list[int] = []
+    current = None
+    for i in range(n):
+        if thread[i] != current:
+            current = thread[i]
+            stack = []
+        start = ts[i]
+        while stack and start >= end[stack[-1]]:
+            stack.pop()
+        if stack and end[i] > end[stack[-1]] + ROUNDING_US:
+            partial += 1
+            while stack and end[i] > end[stack[-1]] + ROUNDING_US:
+                stack.pop()
+        if stack:
+            parent[i] = stack[-1]
+            depth[i] = len(stack)
+        stack.append(i)
+    ops["parent"] = np.asarray(parent, dtype=np.int64)
+    ops["depth"] = np.asarray(depth, dtype=np.int64)
+    return ops, partial
+
+
+class EnclosingOp:
+    """Vectorised lookup of the deepest op on a thread whose range contains a time."""
+
+    def __init__(self, ops: pd.DataFrame) -> None:
+        self.ts = ops["ts"].to_numpy()
+        self.end = ops["end"].to_numpy()
+        self.parent = ops["parent"].to_numpy()
+        keys = (ops["pid"] + "\x00" + ops["tid"]).to_numpy(dtype=object) if len(ops) else np.empty(0, object)
+        # ops are sorted by thread: each thread is one contiguous block of rows
+        self.threads: dict[str, tuple[int, int]] = {}
+        if len(keys):
+            change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+            starts = np.concatenate(([0], change))
+            stops = np.concatenate((change, [len(keys)]))
+            for lo, hi in zip(starts.tolist(), stops.tolist(), strict=True):
+                self.threads[keys[lo]] = (lo, hi)
+
+    def find(self, pid: np.ndarray, tid: np.ndarray, t: np.ndarray) -> np.ndarray:
+        result = np.full(len(t), -1, dtype=np.int64)
+        if not len(t) or not self.threads:
+            return result
+        keys = pd.Series(pid, dtype=object).astype(str) + "\x00" + pd.Series(tid, dtype=object).astype(str)
+        for key, rows in pd.Series(np.arange(len(t))).groupby(keys.to_numpy()).groups.items():
+            block = self.threads.get(key)
+            if block is None:
+                continue
+            lo, hi = block
+            rows = np.asarray(rows)
+            times = t[rows]
+            # ops of this thread are sorted by (ts, -dur): the last op starting at or before t is on the
+            # path to the deepest op containing t; walk up parents until one contains t
+            cand = lo + np.searchsorted(self.ts[lo:hi], times, side="right") - 1
+            cand[cand < lo] = -1
+            for _ in range(256):
+                ok = cand >= 0
+                bad = ok & ~(self.end[np.where(ok, cand, 0)] > times)
+                if not bad.any():
+                    break
+                cand[bad] = self.parent[cand[bad]]
+            result[rows] = cand
+        return result
+
+
+def _runtime_ops(ops: pd.DataFrame, runtimes: pd.DataFrame, finder: EnclosingOp) -> np.ndarray:
+    by_ext = _first_row_by(ops["ext_id"].to_numpy())
+    op = _lookup(by_ext, runtimes["ext_id"].to_numpy())
+    missing = op < 0
+    if missing.any():
+        sub = runtimes[missing]
+        op[missing] = finder.find(sub["pid"].to_numpy(), sub["tid"].to_numpy(), sub["ts"].to_numpy())
+    return op
+
+
+def _device_links(
+    ops: pd.DataFrame, runtimes: pd.DataFrame, device: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray]:
+    runtime = _lookup(_first_row_by(runtimes["corr"].to_numpy()), device["corr"].to_numpy())
+    runtime_op = runtimes["op"].to_numpy()
+    op = np.where(runtime >= 0, runtime_op[np.maximum(runtime, 0)] if len(runtime_op) else -1, -1)
+    unlinked = op < 0
+    if unlinked.any():  # no runtime in the trace: the device event's own External id
+        op[unlinked] = _lookup(_first_row_by(ops["ext_id"].to_numpy()), device["ext_id"].to_numpy()[unlinked])
+    return runtime, op.astype(np.int64)
+
+
+def _first_row_by(keys: np.ndarray) -> pd.Series:
+    """key -> first row having it (keys < 0 mean none)."""
+    series = pd.Series(np.arange(len(keys)), index=keys)
+    series = series[series.index >= 0]
+    return series[~series.index.duplicated(keep="first")]
+
+
+def _lookup(mapping: pd.Series, keys: np.ndarray) -> np.ndarray:
+    if not len(keys):
+        return np.empty(0, dtype=np.int64)
+    found = mapping.reindex(keys)
+    return found.fillna(-1).to_numpy().astype(np.int64)
+
+
+def _fwdbwd(points: pd.DataFrame, ops: pd.DataFrame, finder: EnclosingOp) -> pd.DataFrame:
+    """fwdbwd flows: the start binds to the op starting there, the end to the op enclosing it."""
+    empty = pd.DataFrame({"flow_id": pd.Series([], dtype=object), "fwd_op": [], "bwd_op": []})
+    if points.empty:
+        return empty.astype({"fwd_op": np.int64, "bwd_op": np.int64})
+    points = points.assign(
+        op=finder.find(points["pid"].to_numpy(), points["tid"].to_numpy(), points["ts"].to_numpy())
+    )
+    starts = points[points["ph"] == "s"].drop_duplicates("flow_id").set_index("flow_id")["op"]
+    finishes = points[points["ph"] == "f"].drop_duplicates("flow_id").set_index("flow_id")["op"]
+    ids = starts.index.union(finishes.index)
+    return pd.DataFrame(
+        {
+            "flow_id": np.asarray(ids, dtype=object),
+            "fwd_op": starts.reindex(ids).fillna(-1).to_numpy().astype(np.int64),
+            "bwd_op": finishes.reindex(ids).fillna(-1).to_numpy().astype(np.int64),
+        }
+    )
+
+
+def _steps(ops: pd.DataFrame) -> pd.DataFrame:
+    """Host ProfilerStep#N ranges in numeric order (device extension: analysis/steps.py)."""
+    numbers = ops["name"].str.extract(STEP_NAME, expand=False)
+    mask = numbers.notna().to_numpy()
+    steps = ops.loc[mask, ["name", "ts", "end"]].assign(number=numbers[mask].astype(np.int64).to_numpy())
+    steps = steps.drop_duplicates("number").sort_values("number", kind="stable").reset_index(drop=True)
+    return steps[["number", "name", "ts", "end"]]

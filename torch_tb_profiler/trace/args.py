@@ -1,0 +1,149 @@
+"""Typed ``args`` per event kind, decoded in one batch per kind.
+
+Field names follow every spelling the generations used (``External id`` / ``external id``,
+``Input Dims`` / ``Input dims``). Values of an unexpected type (``"N/A"``, strings for numbers) make the
+fast typed batch fail; the batch is then decoded generically and coerced field by field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+import msgspec
+
+A = TypeVar("A", bound=msgspec.Struct)
+
+_F = msgspec.field
+NULL = msgspec.Raw(b"null")
+NAN = float("nan")
+
+
+class OpArgs(msgspec.Struct, gc=False):
+    ext_id: int = _F(default=-1, name="External id")
+    ext_id_legacy: int = _F(default=-1, name="external id")
+    seq: int = _F(default=-1, name="Sequence number")
+    fwd_tid: int = _F(default=-1, name="Fwd thread id")
+    input_dims: msgspec.Raw = _F(default=NULL, name="Input Dims")
+    input_dims_legacy: msgspec.Raw = _F(default=NULL, name="Input dims")
+    input_types: msgspec.Raw = _F(default=NULL, name="Input type")
+    call_stack: str | None = _F(default=None, name="Call stack")
+    # collective metadata (record_param_comms and friends)
+    collective: str | None = _F(default=None, name="Collective name")
+    in_nelems: int = _F(default=-1, name="In msg nelems")
+    out_nelems: int = _F(default=-1, name="Out msg nelems")
+    dtype: str | None = _F(default=None, name="dtype")
+    group_size: int = _F(default=-1, name="Group size")
+    pg_name: str | None = _F(default=None, name="Process Group Name")
+    pg_desc: str | None = _F(default=None, name="Process Group Description")
+    pg_ranks: str | None = _F(default=None, name="Process Group Ranks")
+    coll_seq: int = _F(default=-1, name="Seq")
+    rank: int = _F(default=-1, name="Rank")
+
+
+class RuntimeArgs(msgspec.Struct, gc=False):
+    ext_id: int = _F(default=-1, name="External id")
+    ext_id_legacy: int = _F(default=-1, name="external id")
+    corr: int = _F(default=-1, name="correlation")
+    cid: int = -1  # hip: correlation id
+
+
+class DeviceArgs(msgspec.Struct, gc=False):
+    ext_id: int = _F(default=-1, name="External id")
+    ext_id_legacy: int = _F(default=-1, name="external id")
+    corr: int = _F(default=-1, name="correlation")
+    device: int = -1
+    stream: int = -1
+    grid: msgspec.Raw = NULL
+    block: msgspec.Raw = NULL
+    regs: float = _F(default=NAN, name="registers per thread")
+    shmem: float = _F(default=NAN, name="shared memory")
+    blocks_per_sm: float = _F(default=NAN, name="blocks per SM")
+    warps_per_sm: float = _F(default=NAN, name="warps per SM")
+    occupancy: float = _F(default=NAN, name="est. achieved occupancy %")
+    bytes: float = NAN
+    bandwidth: float = _F(default=NAN, name="memory bandwidth (GB/s)")
+    collective: str | None = _F(default=None, name="Collective name")
+    in_nelems: int = _F(default=-1, name="In msg nelems")
+    out_nelems: int = _F(default=-1, name="Out msg nelems")
+    dtype: str | None = _F(default=None, name="dtype")
+    group_size: int = _F(default=-1, name="Group size")
+    pg_name: str | None = _F(default=None, name="Process Group Name")
+    coll_seq: int = _F(default=-1, name="Seq")
+
+
+class AnnotationArgs(msgspec.Struct, gc=False):
+    ext_id: int = _F(default=-1, name="External id")
+    ext_id_legacy: int = _F(default=-1, name="external id")
+    device: int = -1
+    stream: int = -1
+
+
+class PythonArgs(msgspec.Struct, gc=False):
+    py_id: int = _F(default=-1, name="Python id")
+    py_parent_id: int | None = _F(default=None, name="Python parent id")  # null at roots
+    py_module_id: int = _F(default=-1, name="Python module id")
+
+
+class MemoryArgs(msgspec.Struct, gc=False):
+    device_type: int = _F(default=-1, name="Device Type")
+    device_id: int = _F(default=-1, name="Device Id")
+    addr: int = _F(default=-1, name="Addr")
+    bytes: int = _F(default=0, name="Bytes")
+    total_allocated: float = _F(default=NAN, name="Total Allocated")
+    total_reserved: float = _F(default=NAN, name="Total Reserved")
+
+
+class SyncArgs(msgspec.Struct, gc=False):
+    corr: int = _F(default=-1, name="correlation")
+    device: int = -1
+    stream: int = -1
+    kind: str | None = _F(default=None, name="cuda_sync_kind")
+
+
+def decode_batch(raws: Sequence[msgspec.Raw], kind: type[A]) -> list[A]:
+    """Decode many raw ``args`` objects into ``kind`` in one call (tolerant fallback per field)."""
+    if not raws:
+        return []
+    blob = b"[" + b",".join(raws) + b"]"
+    try:
+        return msgspec.json.decode(blob, type=list[kind])
+    except msgspec.ValidationError:
+        pass
+    generic: list[Any] = msgspec.json.decode(blob)
+    return [_coerce(item, kind) for item in generic]
+
+
+def _coerce(item: Any, kind: type[A]) -> A:
+    """Build ``kind`` from a dict, dropping values of the wrong type instead of failing."""
+    if not isinstance(item, dict):
+        return kind()
+    values: dict[str, Any] = {}
+    for attr, key in zip(kind.__struct_fields__, kind.__struct_encode_fields__, strict=True):
+        if key not in item:
+            continue
+        value = item[key]
+        try:
+            values[attr] = msgspec.convert({key: value}, kind).__getattribute__(attr)
+        except msgspec.ValidationError:
+            values[attr] = _loose_number(value)
+    clean = {k: v for k, v in values.items() if v is not None}
+    if "ext_id" in clean and not isinstance(clean["ext_id"], int):
+        clean.pop("ext_id")
+    try:
+        return kind(**clean)
+    except TypeError:
+        return kind()
+
+
+def _loose_number(value: Any) -> Any:
+    """'123' -> 123, '1.5' -> 1.5, anything else -> None."""
+    if isinstance(value, str):
+        try:
+            return int(value)
+        except ValueError:
+            try:
+                return float(value)
+            except ValueError:
+                return None
+    return None

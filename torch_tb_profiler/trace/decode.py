@@ -1,0 +1,175 @@
+"""Bytes of a trace file -> typed events, with the repairs real traces need.
+
+Only the fields every event needs are decoded here; ``args`` stay as raw JSON (``msgspec.Raw``) and are
+decoded later per event kind into typed structs (``trace/args.py``). This keeps decoding close to the
+speed of a structural JSON parse (see docs/performance.md).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import msgspec
+
+EMPTY_ARGS = msgspec.Raw(b"{}")
+NULL = msgspec.Raw(b"null")
+
+
+class Event(msgspec.Struct, gc=False):
+    ph: str = ""
+    cat: str = ""
+    name: str = ""
+    ts: float = 0.0
+    dur: float = 0.0
+    pid: int | str = 0
+    tid: int | str = 0
+    id: int | str | None = None
+    bp: str = ""
+    args: msgspec.Raw = EMPTY_ARGS
+
+
+class TraceObject(msgspec.Struct, gc=False):
+    """The top-level object: the events plus the metadata keys any generation writes."""
+
+    traceEvents: list[Event] = []
+    schemaVersion: int | str | None = None
+    deviceProperties: msgspec.Raw = NULL
+    computeProperties: msgspec.Raw = NULL
+    distributedInfo: msgspec.Raw = NULL
+    baseTimeNanoseconds: int | float | None = None
+    displayTimeUnit: str | None = None
+    traceName: str | None = None
+    Framework: str | None = None
+    record_shapes: Any = None
+    profile_memory: Any = None
+    with_stack: Any = None
+    with_modules: Any = None
+    with_flops: Any = None
+    trace_id: str | None = None
+    host_name: str | None = None
+    cupti_version: Any = None
+    cuda_runtime_version: Any = None
+    cuda_driver_version: Any = None
+    hip_runtime_version: Any = None
+    pytorch_version: Any = None
+    torch_version: Any = None
+
+
+@dataclass
+class DecodedTrace:
+    events: list[Event]
+    top: dict[str, Any]  # metadata keys present in the file (deviceProperties etc. decoded)
+    repairs: list[str] = field(default_factory=list)  # what had to be fixed to read the file
+
+
+class TraceDecodeError(ValueError):
+    """The file could not be read as a trace, even after repairs."""
+
+
+_object_decoder = msgspec.json.Decoder(TraceObject)
+_array_decoder = msgspec.json.Decoder(list[Event])
+
+# a bare N/A where a JSON value should be (old Kineto wrote these)
+_BARE_NA = re.compile(rb"(?<=[:\[,])(\s*)N/A(\s*)(?=[,\]}])")
+
+
+def read_bytes(path: str) -> bytes:
+    """The file's bytes, gunzipped when it is gzip (by magic number, not by name)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    return gunzip_if_needed(data)
+
+
+def gunzip_if_needed(data: bytes) -> bytes:
+    if data[:2] != b"\x1f\x8b":
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, zlib.error, gzip.BadGzipFile):
+        # truncated gzip (file still being written or cut): keep what decompresses
+        partial = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data)
+        if not partial:
+            raise TraceDecodeError("the gzip stream is corrupt: nothing could be decompressed") from None
+        return partial + b"\0TRUNCATED-GZIP"
+
+
+def decode(data: bytes) -> DecodedTrace:
+    """Decode trace bytes. Tries the fast typed decode, then repairs, then salvage of a truncated file."""
+    repairs: list[str] = []
+    if data.endswith(b"\0TRUNCATED-GZIP"):
+        data = data[: -len(b"\0TRUNCATED-GZIP")]
+        repairs.append("the gzip stream ended early; decompressed what was there")
+    try:
+        return _typed(data, repairs)
+    except (msgspec.DecodeError, msgspec.ValidationError) as first_error:
+        error = first_error
+    if _BARE_NA.search(data):
+        data = _BARE_NA.sub(rb'\1"N/A"\2', data)
+        repairs.append('bare N/A values quoted as "N/A"')
+        try:
+            return _typed(data, repairs)
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            error = e
+    try:
+        return _typed(_renormalised(data), [*repairs, "non-strict JSON re-read leniently"])
+    except (ValueError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+        pass
+    salvaged = _salvage_truncated(data, repairs)
+    if salvaged is not None:
+        return salvaged
+    raise TraceDecodeError(f"not a valid trace: {error}")
+
+
+def _typed(data: bytes, repairs: list[str]) -> DecodedTrace:
+    start = data.lstrip()[:1]
+    if start == b"[":
+        events = _array_decoder.decode(data)
+        return DecodedTrace(events, {}, [*repairs, "top-level JSON array (no metadata)"])
+    obj = _object_decoder.decode(data)
+    top: dict[str, Any] = {}
+    for name in obj.__struct_fields__:
+        if name == "traceEvents":
+            continue
+        value = getattr(obj, name)
+        if isinstance(value, msgspec.Raw):
+            try:
+                value = msgspec.json.decode(value)
+            except msgspec.DecodeError:
+                repairs.append(f"top-level '{name}' unreadable, ignored")
+                continue
+        if value is not None:
+            top[name] = value
+    return DecodedTrace(obj.traceEvents, top, repairs)
+
+
+def _renormalised(data: bytes) -> bytes:
+    """Lenient re-read with the standard library (control characters in strings, NaN), re-encoded."""
+    obj = json.loads(data.decode("utf-8", errors="replace"), strict=False, parse_constant=lambda _c: None)
+    return msgspec.json.encode(obj)
+
+
+def _salvage_truncated(data: bytes, repairs: list[str]) -> DecodedTrace | None:
+    """A file cut short (crash, still being written): keep every complete event before the cut."""
+    marker = data.find(b'"traceEvents"')
+    prefix_is_array = data.lstrip()[:1] == b"["
+    if marker < 0 and not prefix_is_array:
+        return None
+    cut = len(data)
+    for _ in range(8):  # try the last few event boundaries
+        cut = data.rfind(b"}", 0, cut)
+        if cut <= max(marker, 0):
+            return None
+        candidate = data[: cut + 1] + (b"]" if prefix_is_array else b"]}")
+        try:
+            decoded = _typed(candidate, [])
+        except (msgspec.DecodeError, msgspec.ValidationError):
+            continue
+        note = f"file truncated at byte {len(data)}; kept the {len(decoded.events)} complete events before the cut"
+        decoded.repairs = [*repairs, note]
+        return decoded
+    return None

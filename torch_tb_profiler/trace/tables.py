@@ -1,0 +1,337 @@
+"""Decoded events -> one column table per event kind (see docs/architecture.md for the columns).
+
+Events are grouped by (ph, cat) first, so the per-kind work is a handful of list comprehensions and one
+batched ``args`` decode per kind rather than per-event Python dispatch.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from operator import itemgetter
+from typing import Any
+
+import msgspec
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.trace import args as A
+from torch_tb_profiler.trace.decode import Event
+from torch_tb_profiler.trace.schema import (
+    CATEGORY_KINDS,
+    FWDBWD_FLOW_CATEGORIES,
+    KNOWN_OTHER,
+    LAUNCH_FLOW_CATEGORIES,
+    MEMORY_EVENT_NAME,
+    OP_CATEGORY,
+    Kind,
+)
+
+
+@dataclass
+class Tables:
+    ops: pd.DataFrame
+    runtimes: pd.DataFrame
+    device: pd.DataFrame
+    gpu_annotations: pd.DataFrame
+    python: pd.DataFrame
+    memory: pd.DataFrame
+    syncs: pd.DataFrame
+    others: pd.DataFrame
+    comms: pd.DataFrame  # collective args of ops; column ``op`` = row in ``ops`` (before sorting)
+    flow_points: pd.DataFrame  # fwdbwd flow endpoints: flow_id, ph, pid, tid, ts
+    counts: dict[str, int] = field(default_factory=dict)
+    unknown_categories: dict[str, int] = field(default_factory=dict)
+    process_names: dict[str, str] = field(default_factory=dict)
+    thread_names: dict[tuple[str, str], str] = field(default_factory=dict)
+    scaffold: list[tuple[str, float, float]] = field(default_factory=list)  # (name, ts, end) profiler spans
+
+
+def _pick(events: Sequence[Event], idx: np.ndarray) -> list[Event]:
+    if idx.size == 0:
+        return []
+    if idx.size == 1:
+        return [events[int(idx[0])]]
+    return list(itemgetter(*idx.tolist())(events))
+
+
+def _col(values: list[Any], dtype: type) -> np.ndarray:
+    return np.array(values, dtype=dtype) if values else np.empty(0, dtype=dtype)
+
+
+def _strs(values: Iterable[Any]) -> list[str]:
+    return ["" if v is None else v for v in values]
+
+
+def _interned(values: list[Any]) -> np.ndarray:
+    """Values as an object array of str, equal values sharing one str object (pid/tid/name)."""
+    if not values:
+        return np.empty(0, dtype=object)
+    codes, uniques = pd.factorize(np.array(values, dtype=object), sort=False)
+    as_str = np.array([u if isinstance(u, str) else str(u) for u in uniques], dtype=object)
+    if len(set(as_str.tolist())) != len(as_str):  # 25738 and "25738": share one object
+        canonical: dict[str, str] = {}
+        as_str = np.array([canonical.setdefault(u, u) for u in as_str], dtype=object)
+    return as_str[codes]
+
+
+def _ext(args: list[Any]) -> np.ndarray:
+    """External id (either spelling); 0 means none in legacy traces."""
+    ext = _col([a.ext_id for a in args], np.int64)
+    legacy = _col([a.ext_id_legacy for a in args], np.int64)
+    ext = np.where(ext >= 0, ext, legacy)
+    ext[ext == 0] = -1
+    return ext
+
+
+def _raw_texts(raws: list[msgspec.Raw], strip_spaces: bool) -> list[str]:
+    """Raw JSON values as text, in one pass over one joined buffer ("" where absent)."""
+    if not raws:
+        return []
+    blob = b"\x00".join(raws)
+    if strip_spaces:
+        blob = blob.translate(None, b" \n\t")
+    texts = blob.decode("utf-8", errors="replace").split("\x00")
+    return ["" if t == "null" else t for t in texts]
+
+
+def _base(events: list[Event]) -> dict[str, Any]:
+    ts = _col([e.ts for e in events], np.float64)
+    dur = np.maximum(_col([e.dur for e in events], np.float64), 0.0)
+    return {
+        "name": _interned([e.name for e in events]),
+        "ts": ts,
+        "dur": dur,
+        "end": ts + dur,
+        "pid": _interned([e.pid for e in events]),
+        "tid": _interned([e.tid for e in events]),
+    }
+
+
+def _device_ids(args: list[Any], events: list[Event]) -> np.ndarray:
+    """args.device, else a numeric pid (Kineto writes device activities with pid = device)."""
+    device = _col([a.device for a in args], np.int64)
+    pid = _col([e.pid if isinstance(e.pid, int) else -1 for e in events], np.int64)
+    return np.where(device >= 0, device, pid)
+
+
+def build_tables(events: list[Event]) -> Tables:
+
+    n = len(events)
+    ph_codes, _ph_values = pd.factorize(np.array([e.ph for e in events], dtype=object), sort=False)
+    cat_codes, cat_values = pd.factorize(np.array([e.cat for e in events], dtype=object), sort=False)
+    group = ph_codes.astype(np.int64) * (len(cat_values) + 1) + cat_codes
+    counts: dict[str, int] = {}
+    unknown: Counter[str] = Counter()
+    by_kind: dict[Kind, list[np.ndarray]] = {k: [] for k in Kind}
+    memory_parts: list[np.ndarray] = []
+    fwdbwd_parts: list[np.ndarray] = []
+    meta_parts: list[np.ndarray] = []
+    order = np.argsort(group, kind="stable") if n else np.empty(0, dtype=np.int64)
+    sorted_groups = group[order]
+    bounds = np.flatnonzero(np.diff(sorted_groups)) + 1 if n else np.empty(0, dtype=np.int64)
+    starts = np.concatenate(([0], bounds)) if n else np.empty(0, dtype=np.int64)
+    ends = np.concatenate((bounds, [n])) if n else np.empty(0, dtype=np.int64)
+    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
+        idx = order[lo:hi]
+        first = events[int(idx[0])]
+        ph, cat = first.ph, first.cat
+        counts[f"{ph}:{cat}" if cat else ph] = hi - lo
+        lcat = cat.lower()
+        if ph == "X":
+            kind = CATEGORY_KINDS.get(lcat)
+            if kind is None:
+                kind = Kind.OTHER
+                if lcat not in KNOWN_OTHER:
+                    unknown[cat or "(no category)"] += hi - lo
+            by_kind[kind].append(idx)
+        elif ph in ("i", "I"):
+            memory_parts.append(idx)  # filtered by name below
+        elif ph in ("s", "f", "t") and lcat in FWDBWD_FLOW_CATEGORIES:
+            fwdbwd_parts.append(idx)
+        elif ph == "M":
+            meta_parts.append(idx)
+        elif ph in ("s", "f", "t") and lcat in LAUNCH_FLOW_CATEGORIES:
+            pass  # duplicates the correlation args
+        # other phases (counters, async b/e ...) are counted only
+
+    def take(kind: Kind) -> list[Event]:
+        parts = by_kind[kind]
+        return _pick(events, np.sort(np.concatenate(parts))) if parts else []
+
+    ops, comms = _ops_table(take(Kind.OP))
+    memory_events = [e for e in _pick(events, _cat(memory_parts)) if e.name == MEMORY_EVENT_NAME]
+    process_names, thread_names = _metadata(_pick(events, _cat(meta_parts)))
+    scaffold = [(e.name, e.ts, e.ts + e.dur) for e in take(Kind.SCAFFOLD)]
+    return Tables(
+        ops=ops,
+        runtimes=_runtime_table(take(Kind.RUNTIME)),
+        device=_device_table(take(Kind.KERNEL), take(Kind.MEMCPY), take(Kind.MEMSET)),
+        gpu_annotations=_annotation_table(take(Kind.GPU_ANNOTATION)),
+        python=_python_table(take(Kind.PYTHON)),
+        memory=_memory_table(memory_events),
+        syncs=_sync_table(take(Kind.SYNC)),
+        others=_other_table(take(Kind.OTHER)),
+        comms=comms,
+        flow_points=_flow_table(_pick(events, _cat(fwdbwd_parts))),
+        counts=counts,
+        unknown_categories=dict(unknown),
+        process_names=process_names,
+        thread_names=thread_names,
+        scaffold=scaffold,
+    )
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
+
+
+def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    cols = _base(events)
+    cols["cat"] = _interned([OP_CATEGORY.get(e.cat.lower(), "cpu_op") for e in events])
+    args = A.decode_batch([e.args for e in events], A.OpArgs)
+    cols["ext_id"] = _ext(args)
+    cols["seq"] = _col([a.seq for a in args], np.int64)
+    cols["fwd_tid"] = _col([a.fwd_tid for a in args], np.int64)
+    dims = [a.input_dims if bytes(a.input_dims) != b"null" else a.input_dims_legacy for a in args]
+    cols["input_dims"] = _interned(_raw_texts(dims, True))
+    cols["input_types"] = _interned(_raw_texts([a.input_types for a in args], False))
+    cols["call_stack"] = _interned(_strs(a.call_stack for a in args))
+    ops = pd.DataFrame(cols)
+    rows = [i for i, a in enumerate(args) if a.collective is not None]
+    c = [args[i] for i in rows]
+    comms = pd.DataFrame(
+        {
+            "op": _col(rows, np.int64),
+            "collective": _strs(a.collective for a in c),
+            "in_nelems": _col([a.in_nelems for a in c], np.int64),
+            "out_nelems": _col([a.out_nelems for a in c], np.int64),
+            "dtype": _strs(a.dtype for a in c),
+            "group_size": _col([a.group_size for a in c], np.int64),
+            "pg_name": _strs(a.pg_name for a in c),
+            "pg_desc": _strs(a.pg_desc for a in c),
+            "pg_ranks": _strs(a.pg_ranks for a in c),
+            "coll_seq": _col([a.coll_seq for a in c], np.int64),
+            "rank": _col([a.rank for a in c], np.int64),
+        }
+    )
+    return ops, comms
+
+
+def _runtime_table(events: list[Event]) -> pd.DataFrame:
+    cols = _base(events)
+    cols["cat"] = _interned([e.cat.lower() for e in events])
+    args = A.decode_batch([e.args for e in events], A.RuntimeArgs)
+    cols["ext_id"] = _ext(args)
+    corr = _col([a.corr for a in args], np.int64)
+    cols["corr"] = np.where(corr >= 0, corr, _col([a.cid for a in args], np.int64))
+    return pd.DataFrame(cols)
+
+
+_DEVICE_FLOATS = ("regs", "shmem", "blocks_per_sm", "warps_per_sm", "occupancy", "bytes", "bandwidth")
+
+
+def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Event]) -> pd.DataFrame:
+    events = kernels + memcpys + memsets
+    cols = _base(events)
+    kinds = ["kernel"] * len(kernels) + ["memcpy"] * len(memcpys) + ["memset"] * len(memsets)
+    cols["kind"] = _interned(kinds)
+    args = A.decode_batch([e.args for e in events], A.DeviceArgs)
+    cols["device"] = _device_ids(args, events)
+    cols["stream"] = _col([a.stream for a in args], np.int64)
+    cols["corr"] = _col([a.corr for a in args], np.int64)
+    cols["ext_id"] = _ext(args)
+    cols["grid"] = _interned(_raw_texts([a.grid for a in args], False))
+    cols["block"] = _interned(_raw_texts([a.block for a in args], False))
+    for name in _DEVICE_FLOATS:
+        cols[name] = _col([getattr(a, name) for a in args], np.float64)
+    cols["collective"] = _interned(_strs(a.collective for a in args))
+    cols["in_nelems"] = _col([a.in_nelems for a in args], np.int64)
+    cols["out_nelems"] = _col([a.out_nelems for a in args], np.int64)
+    cols["dtype"] = _interned(_strs(a.dtype for a in args))
+    cols["group_size"] = _col([a.group_size for a in args], np.int64)
+    cols["pg_name"] = _interned(_strs(a.pg_name for a in args))
+    cols["coll_seq"] = _col([a.coll_seq for a in args], np.int64)
+    return pd.DataFrame(cols)
+
+
+def _annotation_table(events: list[Event]) -> pd.DataFrame:
+    cols = _base(events)
+    args = A.decode_batch([e.args for e in events], A.AnnotationArgs)
+    cols["device"] = _device_ids(args, events)
+    cols["stream"] = _col([a.stream for a in args], np.int64)
+    cols["ext_id"] = _ext(args)
+    return pd.DataFrame(cols)
+
+
+def _python_table(events: list[Event]) -> pd.DataFrame:
+    cols = _base(events)
+    args = A.decode_batch([e.args for e in events], A.PythonArgs)
+    cols["py_id"] = _col([a.py_id for a in args], np.int64)
+    cols["py_parent_id"] = _col([-1 if a.py_parent_id is None else a.py_parent_id for a in args], np.int64)
+    cols["py_module_id"] = _col([a.py_module_id for a in args], np.int64)
+    return pd.DataFrame(cols)
+
+
+def _memory_table(events: list[Event]) -> pd.DataFrame:
+    args = A.decode_batch([e.args for e in events], A.MemoryArgs)
+    return pd.DataFrame(
+        {
+            "ts": _col([e.ts for e in events], np.float64),
+            "pid": _interned([e.pid for e in events]),
+            "tid": _interned([e.tid for e in events]),
+            "device_type": _col([a.device_type for a in args], np.int64),
+            "device_id": _col([a.device_id for a in args], np.int64),
+            "addr": _col([a.addr for a in args], np.int64),
+            "bytes": _col([a.bytes for a in args], np.int64),
+            "total_allocated": _col([a.total_allocated for a in args], np.float64),
+            "total_reserved": _col([a.total_reserved for a in args], np.float64),
+        }
+    )
+
+
+def _sync_table(events: list[Event]) -> pd.DataFrame:
+    cols = _base(events)
+    args = A.decode_batch([e.args for e in events], A.SyncArgs)
+    cols["device"] = _col([a.device for a in args], np.int64)
+    cols["stream"] = _col([a.stream for a in args], np.int64)
+    cols["corr"] = _col([a.corr for a in args], np.int64)
+    cols["kind"] = _strs(a.kind for a in args)
+    return pd.DataFrame(cols)
+
+
+def _other_table(events: list[Event]) -> pd.DataFrame:
+    cols = _base(events)
+    cols["cat"] = _interned([e.cat for e in events])
+    return pd.DataFrame(cols)
+
+
+def _flow_table(events: list[Event]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "flow_id": _interned(["" if e.id is None else e.id for e in events]),
+            "ph": [e.ph for e in events],
+            "pid": _interned([e.pid for e in events]),
+            "tid": _interned([e.tid for e in events]),
+            "ts": _col([e.ts for e in events], np.float64),
+        }
+    )
+
+
+def _metadata(events: list[Event]) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
+    processes: dict[str, str] = {}
+    threads: dict[tuple[str, str], str] = {}
+    if not events:
+        return processes, threads
+    args = msgspec.json.decode(b"[" + b",".join(e.args for e in events) + b"]")
+    for e, a in zip(events, args, strict=True):
+        label = a.get("name") if isinstance(a, dict) else None
+        if not isinstance(label, str):
+            continue
+        pid, tid = str(e.pid), str(e.tid)
+        if e.name == "process_name":
+            processes[pid] = label
+        elif e.name == "thread_name":
+            threads[(pid, tid)] = label
+    return processes, threads
