@@ -1,0 +1,89 @@
+"""Peak resident memory of a process and all its descendants, sampled from /proc.
+
+``TreeSampler(pid)`` runs a thread that every ``interval`` seconds finds the descendants of ``pid``
+(through ``/proc/*/stat`` parent ids) and sums their RSS (``/proc/<pid>/statm`` resident pages).
+The peak of that sum is what a user sees the whole program cost at its worst moment. Sampling can
+miss a spike shorter than the interval; ``ru_maxrss`` (kernel-tracked, per process) cannot, but it is
+not summed over processes, so the benchmarks report both where it matters.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every process visible in /proc."""
+    out: dict[int, int] = {}
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:  # exited meanwhile
+            continue
+        # the command name (field 2) may hold spaces or parentheses; fields after the last ')' are safe
+        rest = stat[stat.rfind(b")") + 2 :].split()
+        out[int(name)] = int(rest[1])
+    return out
+
+
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it."""
+    children: dict[int, list[int]] = {}
+    for pid, ppid in _parents().items():
+        children.setdefault(ppid, []).append(pid)
+    found, todo = [], [root]
+    while todo:
+        pid = todo.pop()
+        found.append(pid)
+        todo.extend(children.get(pid, ()))
+    return found
+
+
+def rss_bytes(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm", "rb") as f:
+            return int(f.read().split()[1]) * PAGE
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def tree_rss(root: int) -> tuple[int, int]:
+    """(summed RSS in bytes, number of processes) of ``root`` and its descendants now."""
+    pids = descendants(root)
+    return sum(rss_bytes(p) for p in pids), len(pids)
+
+
+class TreeSampler:
+    """Samples ``tree_rss(pid)`` in a background thread; ``peak`` and ``max_procs`` hold the maxima."""
+
+    def __init__(self, pid: int, interval: float = 0.05) -> None:
+        self.pid = pid
+        self.interval = interval
+        self.peak = 0
+        self.max_procs = 0
+        self.samples = 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            rss, n = tree_rss(self.pid)
+            self.peak = max(self.peak, rss)
+            self.max_procs = max(self.max_procs, n)
+            self.samples += 1
+            time.sleep(self.interval)
+
+    def __enter__(self) -> TreeSampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
