@@ -1,12 +1,321 @@
-"""Loading: trace files -> Profiles, in the background, with progress and errors per run."""
+"""Loading: trace files -> Profiles, in the background, with progress and errors per run.
+
+``RunStore`` owns the state the HTTP routes read: runs, their files, loaded profiles, progress and
+errors. A scanner thread rescans the logdir every ``interval`` seconds; settled new or changed files
+are parsed in a bounded process pool (never more processes than cores); deleted files disappear; a
+failed file is retried when it changes. Requests only read snapshots and are never blocked by loading.
+"""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+import logging
+import multiprocessing
+import os
+import posixpath
+import threading
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch_tb_profiler.discovery import Scanner, TraceFile
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.model.build import build_profile
-from torch_tb_profiler.trace.decode import decode, read_bytes
+from torch_tb_profiler.storage import Location, local_copy, resolve
+from torch_tb_profiler.trace.decode import TraceDecodeError, decode, read_bytes
+from torch_tb_profiler.views.common import HttpError, bad_request, not_found
+
+log = logging.getLogger(__name__)
+
+DEFAULT_INTERVAL_S = 5.0
 
 
 def load_profile(path: str, run: str = "", worker: str = "", span: str = "") -> Profile:
     """Parse one local trace file into a Profile (raises TraceDecodeError when unreadable)."""
     return build_profile(decode(read_bytes(path)), run=run, worker=worker, span=span, source=path)
+
+
+def _load_job(path: str) -> Profile | str:
+    """Runs in a pool process: a Profile, or the reason the file could not be read."""
+    try:
+        return load_profile(path)
+    except TraceDecodeError as e:
+        return str(e)
+    except MemoryError:
+        return "out of memory while parsing this file"
+    except Exception as e:  # a bug of ours must not take the server down; report it on the file
+        log.debug("load failed: %s", traceback.format_exc())
+        return f"{type(e).__name__}: {e}"
+
+
+@dataclass
+class FileState:
+    file: TraceFile
+    status: str = "pending"  # pending | waiting (still being written) | loading | ready | error
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    signature: tuple[Any, ...] = ()
+    generation: int = 0
+
+
+class RunStore:
+    def __init__(
+        self,
+        logdir: str,
+        interval: float = DEFAULT_INTERVAL_S,
+        processes: int | None = None,
+        settle_seconds: float = 2.0,
+        location: Location | None = None,
+    ) -> None:
+        self.logdir = logdir
+        self.interval = interval
+        self.location = location or resolve(logdir)
+        self._scanner = Scanner(self.location, settle_seconds)
+        self._lock = threading.RLock()
+        self._files: dict[str, FileState] = {}  # by path
+        self._profiles: dict[str, Profile] = {}  # by path
+        self._index: dict[tuple[str, str, str], str] = {}  # (run, worker, span) -> path
+        self._scan_error: str | None = None
+        self._scanned = threading.Event()
+        self._stop = threading.Event()
+        self._idle = threading.Condition(self._lock)
+        self._inflight = 0
+        cores = os.cpu_count() or 1
+        workers = cores if processes is None else max(0, min(processes, cores))
+        if workers == 0:
+            self._pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="profiler-load")
+        else:
+            ctx = multiprocessing.get_context("spawn")  # TensorBoard is multi-threaded: never fork it
+            self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        # fetching remote files and waiting on the pool happens on these threads
+        self._dispatch = cf.ThreadPoolExecutor(
+            max_workers=max(2, workers), thread_name_prefix="profiler-fetch"
+        )
+        self._thread: threading.Thread | None = None
+
+    # ---- lifecycle -------------------------------------------------------------------------------
+    def start(self) -> RunStore:
+        self._thread = threading.Thread(target=self._loop, name="profiler-scan", daemon=True)
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._stop.set()
+        self._dispatch.shutdown(wait=False, cancel_futures=True)
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            try:
+                self.scan_once()
+            except Exception:
+                log.exception("logdir scan failed")
+            self._stop.wait(self.interval)
+
+    def wait_first_scan(self, timeout: float) -> bool:
+        return self._scanned.wait(timeout)
+
+    def wait_idle(self, timeout: float = 60.0) -> bool:
+        """Block until no file is being loaded (for tests and the CLI)."""
+        deadline = time.monotonic() + timeout
+        with self._idle:
+            while self._inflight:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return False
+                self._idle.wait(left)
+        return True
+
+    # ---- scanning --------------------------------------------------------------------------------
+    def scan_once(self) -> None:
+        result = self._scanner.scan()
+        with self._lock:
+            self._scan_error = result.error
+            if result.error is not None:
+                self._scanned.set()
+                return  # keep what was loaded; retried on the next scan
+            present = {f.info.path: f for f in result.files}
+            settled = {f.info.path for f in result.settled}
+            for path in list(self._files):
+                if path not in present:  # deleted
+                    del self._files[path]
+                    self._profiles.pop(path, None)
+            self._index = {f.key: f.info.path for f in result.files}
+            for path, f in present.items():
+                state = self._files.get(path)
+                signature = (f.info.size, f.info.mtime, f.info.etag)
+                if state is None:
+                    state = self._files[path] = FileState(f)
+                state.file = f
+                profile = self._profiles.get(path)
+                if profile is not None:
+                    profile.run, profile.worker, profile.span = f.key
+                if state.signature == signature and state.status in ("loading", "ready", "error"):
+                    continue
+                if path not in settled:
+                    state.status = "waiting"
+                    continue
+                state.signature = signature
+                state.generation += 1
+                state.status = "loading"
+                state.error = None
+                self._inflight += 1
+                self._dispatch.submit(self._load, path, state.generation)
+        self._scanned.set()
+
+    def _load(self, path: str, generation: int) -> None:
+        try:
+            with self._lock:
+                state = self._files.get(path)
+                if state is None or state.generation != generation:
+                    return
+                f = state.file
+            try:
+                local = local_copy(self.location, f.info)
+                outcome: Profile | str = self._pool.submit(_load_job, local).result()
+            except Exception as e:  # storage errors, a broken pool
+                outcome = f"{type(e).__name__}: {e}"
+            with self._lock:
+                state = self._files.get(path)
+                if state is None or state.generation != generation:
+                    return  # changed or deleted while loading: a newer load takes over
+                if isinstance(outcome, str):
+                    state.status, state.error, state.warnings = "error", outcome, []
+                    self._profiles.pop(path, None)
+                else:
+                    outcome.run, outcome.worker, outcome.span = state.file.key
+                    outcome.source = path
+                    state.status, state.error, state.warnings = "ready", None, list(outcome.meta.warnings)
+                    self._profiles[path] = outcome
+        finally:
+            with self._idle:
+                self._inflight -= 1
+                self._idle.notify_all()
+
+    # ---- queries (all answer from a consistent snapshot, without waiting on loads) ---------------
+    def runs(self) -> list[dict[str, Any]]:
+        with self._lock:
+            by_run: dict[str, list[FileState]] = {}
+            for state in self._files.values():
+                by_run.setdefault(state.file.run, []).append(state)
+            out = []
+            for name in sorted(by_run):
+                states = sorted(by_run[name], key=lambda s: (s.file.worker, int(s.file.span)))
+                out.append(_run_summary(name, states, self.location))
+            return out
+
+    @property
+    def scan_error(self) -> str | None:
+        return self._scan_error
+
+    def run_names(self) -> list[str]:
+        with self._lock:
+            return sorted({s.file.run for s in self._files.values()})
+
+    def profiles_of_run(self, run: str) -> list[Profile]:
+        with self._lock:
+            self._require_run(run)
+            return [
+                p
+                for (r, _w, _s), path in sorted(self._index.items())
+                if r == run and (p := self._profiles.get(path))
+            ]
+
+    def workers(self, run: str) -> list[str]:
+        with self._lock:
+            self._require_run(run)
+            return sorted({w for (r, w, _s) in self._index if r == run})
+
+    def spans(self, run: str, worker: str) -> list[str]:
+        with self._lock:
+            self._require_run(run)
+            spans = sorted((s for (r, w, s) in self._index if r == run and w == worker), key=int)
+            if not spans:
+                raise not_found(f"run '{run}' has no worker '{worker}'")
+            return spans
+
+    def get_profile(self, run: str, worker: str, span: str | None) -> Profile:
+        with self._lock:
+            spans = self.spans(run, worker)
+            if span is None or span == "default":
+                if len(spans) != 1:
+                    raise bad_request(f"worker '{worker}' has {len(spans)} spans; choose one with 'span'")
+                span = spans[0]
+            path = self._index.get((run, worker, span))
+            if path is None:
+                raise not_found(
+                    f"worker '{worker}' of run '{run}' has no span '{span}' (spans: {', '.join(spans)})"
+                )
+            profile = self._profiles.get(path)
+            if profile is not None:
+                return profile
+            state = self._files[path]
+            if state.status == "error":
+                raise HttpError(404, f"{posixpath.basename(path)} could not be loaded: {state.error}")
+            raise HttpError(404, f"{posixpath.basename(path)} is still loading")
+
+    def get_run_profiles(self, run: str, span: str | None) -> list[Profile]:
+        """One profile per worker of the run for the given span (span None: each worker's only/first span)."""
+        with self._lock:
+            out = []
+            for worker in self.workers(run):
+                spans = self.spans(run, worker)
+                chosen = span if span is not None else spans[0]
+                path = self._index.get((run, worker, chosen))
+                if path is not None and (profile := self._profiles.get(path)) is not None:
+                    out.append(profile)
+            return out
+
+    def _require_run(self, run: str) -> None:
+        if not any(r == run for (r, _w, _s) in self._index):
+            raise not_found(f"no run named '{run}'")
+
+
+def _run_summary(name: str, states: list[FileState], loc: Location) -> dict[str, Any]:
+    total = len(states)
+    done = [s for s in states if s.status in ("ready", "error")]
+    errors = [
+        {
+            "file": loc.relpath(s.file.info.path),
+            "worker": s.file.worker,
+            "span": s.file.span,
+            "message": s.error,
+        }
+        for s in states
+        if s.status == "error"
+    ]
+    warnings = [
+        {"file": loc.relpath(s.file.info.path), "worker": s.file.worker, "span": s.file.span, "message": w}
+        for s in states
+        for w in s.warnings
+    ]
+    ready = sum(1 for s in states if s.status == "ready")
+    if len(done) < total:
+        state = "loading"
+    elif ready == 0:
+        state = "error"
+    else:
+        state = "ready"
+    return {
+        "name": name,
+        "state": state,
+        "progress": {
+            "files_done": len(done),
+            "files_total": total,
+            "bytes_done": sum(s.file.info.size for s in done),
+            "bytes_total": sum(s.file.info.size for s in states),
+        },
+        "files": [
+            {
+                "file": loc.relpath(s.file.info.path),
+                "worker": s.file.worker,
+                "span": s.file.span,
+                "size": s.file.info.size,
+                "status": s.status,
+            }
+            for s in states
+        ],
+        "errors": errors,
+        "warnings": warnings,
+    }

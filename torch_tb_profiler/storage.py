@@ -1,14 +1,30 @@
 """Storage: a logdir string -> an fsspec filesystem; list, stat and fetch trace files.
 
-All file access of the project goes through this module (local paths included).
+All file access of the project goes through this module (local paths included). Cloud URLs (S3, Azure
+Blob, GCS) are resolved by `cloud_fs`, their files downloaded into the local cache of `cloud_cache`, and
+every failure of a cloud client surfaces as `StorageError` with a message for the user (docs/cloud.md).
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from typing import Any
 
 import fsspec
+
+from . import cloud_cache, cloud_fs
+from .cloud_errors import MissingExtraError, StorageError, translate
+
+__all__ = [
+    "FileInfo",
+    "Location",
+    "MissingExtraError",
+    "StorageError",
+    "local_copy",
+    "resolve",
+    "walk_files",
+]
 
 
 @dataclass(frozen=True)
@@ -26,6 +42,7 @@ class Location:
     url: str  # what the user gave
     fs: fsspec.AbstractFileSystem
     root: str  # root path as the filesystem names it (no trailing slash)
+    namespace: str = ""  # the service (endpoint/account) behind a remote fs; part of the cache key
 
     @property
     def is_local(self) -> bool:
@@ -41,14 +58,38 @@ def _protocols(fs: fsspec.AbstractFileSystem) -> tuple[str, ...]:
     return (proto,) if isinstance(proto, str) else tuple(proto)
 
 
-def resolve(url: str) -> Location:
-    """Turn a logdir string into a Location."""
-    fs, root = fsspec.core.url_to_fs(os.path.expanduser(url))
-    return Location(url=url, fs=fs, root=root.rstrip("/") or "/")
+def resolve(url: str, storage_options: dict[str, Any] | str | None = None) -> Location:
+    """Turn a logdir string into a Location.
+
+    storage_options: fsspec options for the backend (a dict, or a JSON string as given to the
+    `--profiler_storage_options` flag); when None, TORCH_PROFILER_STORAGE_OPTIONS is read. Either form may
+    be keyed by protocol (`{"s3": {...}, "gs": {...}}`).
+    Raises StorageError for an unsupported URL or bad options, MissingExtraError (a StorageError) when the
+    backend package is not installed. No network request is made here.
+    """
+    url = url.strip()
+    target, implied = cloud_fs.rewrite_url(os.path.expanduser(url))
+    protocol, _rest = cloud_fs.split_scheme(target)
+    if protocol in ("", "file", "local"):
+        fs, root = fsspec.core.url_to_fs(target)
+        return Location(url=url, fs=fs, root=root.rstrip("/") or "/")
+    if storage_options is None:
+        options = cloud_fs.options_from_env(protocol)
+    elif isinstance(storage_options, str):
+        options = cloud_fs.parse_options(storage_options, protocol) if storage_options.strip() else {}
+    else:
+        options = cloud_fs.select_options(storage_options, protocol)
+    options = cloud_fs.backend_options(protocol, {**implied, **options})
+    fs, root = cloud_fs.make_filesystem(target, options)
+    return Location(url=url, fs=fs, root=root.rstrip("/"), namespace=cloud_fs.namespace(fs))
 
 
 def walk_files(loc: Location) -> list[FileInfo]:
-    """Every file under the root (any depth, symlinks followed), with size and mtime."""
+    """Every file under the root (any depth, symlinks followed), with size and mtime.
+
+    Remote listings are always fresh (fsspec's listing cache is dropped first). A missing root prefix
+    gives an empty list; a missing bucket, bad credentials or a network failure raise StorageError.
+    """
     out: list[FileInfo] = []
     if loc.is_local:
         for dirpath, _dirs, files in os.walk(loc.root, followlinks=True):
@@ -60,9 +101,41 @@ def walk_files(loc: Location) -> list[FileInfo]:
                     continue
                 out.append(FileInfo(full, st.st_size, st.st_mtime))
         return out
-    for path, info in loc.fs.find(loc.root, detail=True).items():
-        out.append(FileInfo(path, int(info.get("size") or 0), _mtime(info), str(info.get("ETag", ""))))
+    try:
+        loc.fs.invalidate_cache()
+        found = loc.fs.find(loc.root, detail=True)
+        if not found:
+            _check_bucket(loc)
+    except Exception as exc:
+        raise translate(exc, "list", loc.url, _protocol(loc)) from exc
+    for path, info in found.items():
+        if info.get("type", "file") != "file":
+            continue
+        out.append(FileInfo(path, int(info.get("size") or 0), _mtime(info), _etag(info)))
     return out
+
+
+def _check_bucket(loc: Location) -> None:
+    """An empty listing is fine for a missing prefix, not for a missing bucket: tell them apart."""
+    bucket = loc.root.split("/", 1)[0]
+    if not bucket:
+        return
+    # ls raises on a missing bucket (and on bad credentials) on all three backends; exists() would not.
+    loc.fs.ls(bucket, detail=False)
+
+
+def _protocol(loc: Location) -> str:
+    protos = _protocols(loc.fs)
+    return protos[0] if protos else ""
+
+
+def _etag(info: dict) -> str:
+    """The backend's change token: GCS generation, S3 ETag, Azure etag."""
+    for key in ("generation", "ETag", "etag", "md5Hash"):
+        value = info.get(key)
+        if value not in (None, ""):
+            return str(value).strip('"')
+    return ""
 
 
 def _mtime(info: dict) -> float:
@@ -78,7 +151,20 @@ def _mtime(info: dict) -> float:
 
 
 def local_copy(loc: Location, info: FileInfo) -> str:
-    """A local path holding the file's bytes (the file itself when local, else a cached download)."""
+    """A local path holding the file's bytes (the file itself when local, else a cached download).
+
+    The bytes are as stored (a .gz file stays gzip). A remote file is downloaded once per
+    (URL, size, etag, mtime) into the cache (TORCH_PROFILER_CACHE_DIR) and reused across scans and restarts.
+    """
     if loc.is_local:
         return info.path
-    raise NotImplementedError("remote logdirs: see the cloud issue")
+    url = loc.fs.unstrip_protocol(info.path)
+    target = cloud_cache.entry_path(
+        cloud_cache.cache_dir(), loc.namespace, url, info.size, info.etag, info.mtime
+    )
+    try:
+        return cloud_cache.fetch(loc.fs, info.path, target, info.size)
+    except StorageError:
+        raise
+    except Exception as exc:
+        raise translate(exc, "download", url, _protocol(loc)) from exc

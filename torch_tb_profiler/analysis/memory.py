@@ -7,9 +7,7 @@ a trace with 1 M records answers in well under a second after a one-off preparat
 
 from __future__ import annotations
 
-import contextlib
 import math
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,14 +88,11 @@ class _Prepared:
     is_operator: np.ndarray
 
 
-_cache: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_CACHE_KEY = "memory.prepared"
 
 
 def _prepare(profile: Any) -> _Prepared:
-    try:
-        cached = _cache.get(profile)
-    except TypeError:  # not weak-referenceable
-        cached = None
+    cached = profile.cache.get(_CACHE_KEY)
     if cached is not None:
         return cached
     mem: pd.DataFrame = profile.memory
@@ -128,8 +123,7 @@ def _prepare(profile: Any) -> _Prepared:
         op_parent=ops["parent"].to_numpy(np.int64),
         is_operator=is_op,
     )
-    with contextlib.suppress(TypeError):  # not weak-referenceable: no caching
-        _cache[profile] = prepared
+    profile.cache[_CACHE_KEY] = prepared
     return prepared
 
 

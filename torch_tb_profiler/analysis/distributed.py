@@ -1,0 +1,488 @@
+"""Distributed view: the workers of a run as one job.
+
+Two stages keep memory bounded for many ranks: ``summarize_worker(worker, profile)`` reduces one
+profile to a small ``WorkerComm`` (collective calls, per-step overlap figures, GPU info), and
+``analyze_job(workers)`` combines them. Definitions are in docs/metrics.md ("Distributed").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis import comm_bytes as cb
+from torch_tb_profiler.analysis.collectives import collective_calls
+from torch_tb_profiler.model import intervals as iv
+
+_RANK_IN_NAME = (re.compile(r"rank[-_]?(\d+)", re.I), re.compile(r"worker[-_]?(\d+)", re.I))
+_NODE_PROCESS = re.compile(r"^(.*)_(\d+)$")
+_NOT_COMPUTE_PREFIXES = ("ProfilerStep#", "enumerate(DataLoader)#", "enumerate(DataPipe)#")
+OVERLAP_LEGENDS = ("computation", "overlap", "communication", "other")
+
+
+@dataclass
+class WorkerComm:
+    """What the job analysis needs from one worker (no reference to its Profile)."""
+
+    worker: str
+    rank: int | None
+    world_size: int | None
+    backend: str
+    pg_config: list[dict]
+    calls: pd.DataFrame  # collective calls (collectives.CALL_COLUMNS) + "step"
+    steps: list[str]
+    step_bounds: list[tuple[float, float]]
+    overlap: list[list[float]]  # per step: [computation−overlap, overlap, communication−overlap, other]
+    node: str
+    process: str
+    gpus: dict[str, dict]
+    warnings: list[str] = field(default_factory=list)
+
+
+def worker_rank(worker: str, distributed_info: dict | None) -> tuple[int | None, int | None]:
+    """(rank, world size) from distributedInfo, else rank from the worker name ('rank-3', 'worker3')."""
+    info = distributed_info or {}
+    rank = info.get("rank")
+    world = info.get("world_size")
+    if not isinstance(rank, int):
+        rank = None
+        for pattern in _RANK_IN_NAME:
+            m = pattern.search(worker)
+            if m:
+                rank = int(m.group(1))
+                break
+    return rank, world if isinstance(world, int) else None
+
+
+def _steps(profile: Any) -> tuple[list[str], list[tuple[float, float]]]:
+    """Device-extended steps when analysis.steps offers them, else host ProfilerStep ranges, else
+    one step '0' over the whole profile."""
+    bounds: list[tuple[float, float]] = []
+    names: list[str] = []
+    try:
+        from torch_tb_profiler.analysis import steps as steps_mod  # written by the overview helper
+
+        found = steps_mod.device_steps(profile)  # type: ignore[attr-defined]
+        for s in found:
+            names.append(str(s["name"]))
+            bounds.append((float(s["start"]), float(s["end"])))
+    except (ImportError, AttributeError, KeyError, TypeError):
+        st = profile.steps
+        for row in st.itertuples(index=False):
+            names.append(str(row.number))
+            bounds.append((float(row.ts), float(row.end)))
+    if not bounds:
+        lo, hi = _profile_span(profile)
+        if hi > lo:
+            names, bounds = ["0"], [(lo, hi)]
+    return names, bounds
+
+
+def _profile_span(profile: Any) -> tuple[float, float]:
+    lo, hi = np.inf, -np.inf
+    for table in (profile.ops, profile.device):
+        if len(table):
+            lo = min(lo, float(table["ts"].min()))
+            hi = max(hi, float(table["end"].max()))
+    return lo, hi
+
+
+def _cpu_computation(profile: Any, calls: pd.DataFrame, comm_op_rows: set[int]) -> iv.Intervals:
+    """Host computation for CPU-only jobs: per thread, the union of host ranges (not steps, data
+    loading or collectives) minus the thread's collective calls; then the union over threads."""
+    ops = profile.ops
+    if len(ops) == 0:
+        return iv.EMPTY
+    names = ops["name"].astype(str)
+    keep = ~names.str.startswith(_NOT_COMPUTE_PREFIXES).to_numpy(bool)
+    if comm_op_rows:
+        keep[list(comm_op_rows)] = False
+    thread = (ops["pid"].astype(str) + "/" + ops["tid"].astype(str)).to_numpy(object)
+    call_thread = (calls["pid"].astype(str) + "/" + calls["tid"].astype(str)).to_numpy(object)
+    ts, end = ops["ts"].to_numpy(np.float64), ops["end"].to_numpy(np.float64)
+    parts_s, parts_e = [], []
+    for t in pd.unique(thread[keep]):
+        sel = keep & (thread == t)
+        busy = iv.union(ts[sel], end[sel])
+        c = calls[call_thread == t]
+        if len(c):
+            busy = iv.subtract(busy, iv.union(c["host_ts"].to_numpy(), c["host_end"].to_numpy()))
+        parts_s.append(busy[0])
+        parts_e.append(busy[1])
+    if not parts_s:
+        return iv.EMPTY
+    return iv.union(np.concatenate(parts_s), np.concatenate(parts_e))
+
+
+def _descendants(ops: pd.DataFrame, roots: Iterable[int]) -> set[int]:
+    """Rows of the given ops and all their descendants (comm subtrees are small)."""
+    roots = list(roots)
+    if not roots:
+        return set()
+    parent = ops["parent"].to_numpy(np.int64)
+    found = set(roots)
+    frontier = np.array(roots, dtype=np.int64)
+    while frontier.size:
+        child = np.flatnonzero(np.isin(parent, frontier))
+        child = child[~np.isin(child, list(found))]
+        found.update(child.tolist())
+        frontier = child
+    return found
+
+
+def summarize_worker(worker: str, profile: Any) -> WorkerComm:
+    """Reduce one worker's profile to what the job analysis needs."""
+    meta = profile.meta
+    info = getattr(meta, "distributed_info", None) or {}
+    rank, world = worker_rank(worker, info)
+    calls, comm_kernels = collective_calls(profile)
+    names, bounds = _steps(profile)
+    warnings: list[str] = []
+
+    device = profile.device
+    is_kernel = (device["kind"] == "kernel").to_numpy(bool) if len(device) else np.zeros(0, bool)
+    compute_kernel = is_kernel.copy()
+    compute_kernel[comm_kernels] = False
+    dts = device["ts"].to_numpy(np.float64) if len(device) else np.empty(0)
+    dend = device["end"].to_numpy(np.float64) if len(device) else np.empty(0)
+    comm = iv.union(
+        np.concatenate([dts[comm_kernels], calls["host_ts"].to_numpy(np.float64)]),
+        np.concatenate([dend[comm_kernels], calls["host_end"].to_numpy(np.float64)]),
+    )
+    if compute_kernel.any():
+        computation = iv.union(dts[compute_kernel], dend[compute_kernel])
+    else:
+        comm_ops = _descendants(profile.ops, calls["op"].tolist())
+        computation = _cpu_computation(profile, calls, comm_ops)
+    both = iv.intersect(computation, comm)
+    overlap_rows = []
+    for lo, hi in bounds:
+        c = iv.total(iv.clip(computation, lo, hi))
+        m = iv.total(iv.clip(comm, lo, hi))
+        o = iv.total(iv.clip(both, lo, hi))
+        overlap_rows.append([c - o, o, m - o, (hi - lo) - c - m + o])
+
+    # step of each call: the step whose host range holds the call's start
+    step_of = np.full(len(calls), -1, dtype=np.int64)
+    for i, (lo, hi) in enumerate(bounds):
+        inside = (calls["host_ts"].to_numpy() >= lo) & (calls["host_ts"].to_numpy() < hi)
+        step_of[inside & (step_of < 0)] = i
+    calls = calls.drop(columns=["op"]).assign(step=step_of)
+    if (step_of < 0).any() and bounds:
+        warnings.append(f"{int((step_of < 0).sum())} collective call(s) lie outside every step")
+
+    node, process = _node_process(worker, meta, profile)
+    return WorkerComm(
+        worker=worker,
+        rank=rank,
+        world_size=world,
+        backend=str(info.get("backend", "")),
+        pg_config=list(info.get("pg_config") or []),
+        calls=calls,
+        steps=names,
+        step_bounds=bounds,
+        overlap=overlap_rows,
+        node=node,
+        process=process,
+        gpus=_gpu_info(profile),
+        warnings=warnings,
+    )
+
+
+def _node_process(worker: str, meta: Any, profile: Any) -> tuple[str, str]:
+    top = getattr(meta, "top_level", None) or {}
+    host = top.get("host_name") if isinstance(top, dict) else None
+    m = _NODE_PROCESS.match(worker)
+    node = str(host) if host else (m.group(1) if m else worker)
+    if m:
+        process = m.group(2)
+    elif len(profile.ops):
+        process = str(profile.ops["pid"].mode().iat[0])
+    else:
+        process = worker
+    return node, process
+
+
+def _gpu_info(profile: Any) -> dict[str, dict]:
+    """Per used GPU (device ids of device events): name, memory, compute capability, SMs."""
+    props = getattr(profile.meta, "device_properties", None) or []
+    by_id = {}
+    for i, p in enumerate(props):
+        if isinstance(p, dict):
+            by_id[int(p.get("id", i))] = p
+    used = sorted(set(profile.device["device"].astype(int).tolist())) if len(profile.device) else []
+    out = {}
+    for d in used:
+        p = by_id.get(d)
+        if p is None:
+            continue
+        info: dict[str, Any] = {"name": p.get("name")}
+        if p.get("totalGlobalMem") is not None:
+            info["memory_bytes"] = int(p["totalGlobalMem"])
+            info["memory_gb"] = round(int(p["totalGlobalMem"]) / 1024**3, 2)
+        if p.get("computeMajor") is not None:
+            info["compute_capability"] = f"{p.get('computeMajor')}.{p.get('computeMinor')}"
+        if p.get("numSms") is not None:
+            info["sms"] = p.get("numSms")
+        out[f"GPU{d}"] = info
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# job level
+
+
+def _match_rounds(workers: list[WorkerComm], warnings: list[str]) -> pd.DataFrame:
+    """All calls of all workers with a ``round`` id: the same collective on different ranks.
+
+    Within each process group, calls are matched by sequence number when every worker's calls in
+    that group carry one, else by order; with unequal counts the first min(count) are matched.
+    """
+    frames = []
+    for w_i, w in enumerate(workers):
+        c = w.calls.copy()
+        c["worker_i"] = w_i
+        c["pg"] = c["pg"].replace("", "default")
+        # issue order: the device stream order when the call ran there, else host order
+        c["issued"] = np.where(c["on_device"], c["dev_ts"], c["host_ts"])
+        c = c.sort_values("issued", kind="stable")
+        c["ordinal"] = c.groupby(["pg", "collective"]).cumcount()
+        frames.append(c)
+    if not frames:
+        return pd.DataFrame()
+    allc = pd.concat(frames, ignore_index=True)
+    if allc.empty:
+        return allc.assign(round=pd.Series(dtype=np.int64))
+    keys = []
+    for pg, g in allc.groupby("pg", sort=True):
+        if (g["seq"] >= 0).all():
+            keys.append(pd.Series([(pg, "", s) for s in g["seq"].tolist()], index=g.index))
+            continue
+        # no sequence numbers: the k-th call of a collective in a group matches the k-th elsewhere
+        for coll, gc in g.groupby("collective", sort=True):
+            counts = gc.groupby("worker_i").size()
+            key = gc["ordinal"]
+            if counts.nunique() > 1 or len(counts) < g["worker_i"].nunique():
+                detail = ", ".join(f"{workers[i].worker}: {n}" for i, n in counts.items())
+                warnings.append(
+                    f"process group {pg}, {coll}: workers have different numbers of calls ({detail}); "
+                    f"only the first {counts.min()} of each are matched"
+                )
+                key = key.where(gc["ordinal"] < counts.min(), -1)
+            keys.append(pd.Series([(pg, coll, k) for k in key.tolist()], index=gc.index))
+    allc["key"] = pd.concat(keys)
+    allc = allc[allc["key"].map(lambda k: k[2] >= 0)]
+    allc["round"] = pd.factorize(allc["key"])[0]
+    return allc
+
+
+def analyze_job(workers: list[WorkerComm]) -> dict:
+    """Every figure of the Distributed view for one span."""
+    workers = sorted(workers, key=lambda w: (w.rank if w.rank is not None else 1 << 30, w.worker))
+    warnings = [f"{w.worker}: {m}" for w in workers for m in w.warnings]
+    world = {w.world_size for w in workers if w.world_size}
+    if world and max(world) > len(workers):
+        warnings.append(
+            f"{len(workers)} of {max(world)} ranks are present; cross-rank figures use the present ranks only"
+        )
+    calls = _match_rounds(workers, warnings)
+    transfer = _transfer_intervals(calls)
+    wait = {}
+    for w_i, w in enumerate(workers):
+        wait[w.worker] = _wait_per_step(
+            w, transfer[transfer["worker_i"] == w_i] if len(transfer) else transfer
+        )
+    return {
+        "workers": [
+            {"worker": w.worker, "rank": w.rank, "node": w.node, "process": w.process, "steps": w.steps}
+            for w in workers
+        ],
+        "world_size": max(world) if world else len(workers),
+        "overlap": {w.worker: _per_step_and_mean(w.steps, w.overlap) for w in workers},
+        "wait": wait,
+        "comm_ops": {
+            w.worker: _comm_table(transfer[transfer["worker_i"] == i]) for i, w in enumerate(workers)
+        }
+        if len(transfer)
+        else {w.worker: [] for w in workers},
+        "stragglers": stragglers(transfer, workers),
+        "gpu_info": gpu_info(workers),
+        "process_groups": _process_groups(workers),
+        "warnings": warnings,
+    }
+
+
+def _transfer_intervals(calls: pd.DataFrame) -> pd.DataFrame:
+    """Per call: its interval on the device (host when it ran on the CPU), duration, and the
+    transfer part (end − the shortest duration of the same round over the ranks, end)."""
+    if calls.empty:
+        return calls.assign(start=[], end=[], dur=[], min_dur=[], t_start=[])
+    start = np.where(calls["on_device"], calls["dev_ts"], calls["host_ts"])
+    end = np.where(calls["on_device"], calls["dev_end"], calls["host_end"])
+    out = calls.assign(start=start, end=end, dur=end - start)
+    out["min_dur"] = out.groupby("round")["dur"].transform("min")
+    out["max_dur"] = out.groupby("round")["dur"].transform("max")
+    out["ranks_in_round"] = out.groupby("round")["dur"].transform("size")
+    out["t_start"] = out["end"] - out["min_dur"]
+    return out
+
+
+def _wait_per_step(w: WorkerComm, t: pd.DataFrame) -> dict:
+    """Synchronizing and transferring time per step: transfer = |∪ transfer parts|,
+    synchronizing = |∪ call intervals| − transfer."""
+    rows = []
+    for i in range(len(w.steps)):
+        s = t[t["step"] == i] if len(t) else t
+        if len(s) == 0:
+            rows.append([0.0, 0.0])
+            continue
+        total = iv.total(iv.union(s["start"].to_numpy(), s["end"].to_numpy()))
+        real = iv.total(iv.union(s["t_start"].to_numpy(), s["end"].to_numpy()))
+        rows.append([total - real, real])
+    return _per_step_and_mean(w.steps, rows, ("synchronizing", "transferring"))
+
+
+def _per_step_and_mean(
+    steps: list[str], rows: list[list[float]], legends: tuple[str, ...] = OVERLAP_LEGENDS
+) -> dict:
+    per_step = {name: dict(zip(legends, r, strict=True)) for name, r in zip(steps, rows, strict=True)}
+    mean = {k: (float(np.mean([r[i] for r in rows])) if rows else 0.0) for i, k in enumerate(legends)}
+    return {"steps": per_step, "mean": mean}
+
+
+def _comm_table(t: pd.DataFrame) -> list[dict]:
+    """Per collective: calls, bytes, latency (union of the calls' intervals), transfer time,
+    algbw = Σ bytes / Σ latency, busbw = Σ (bytes × bus factor) / Σ latency."""
+    out = []
+    if t.empty:
+        return out
+    for name, g in t.groupby("collective", sort=True):
+        n = len(g)
+        nbytes = float(g["bytes"].sum())
+        latency_sum = float(g["latency"].sum())
+        union = iv.total(iv.union(g["start"].to_numpy(), g["end"].to_numpy()))
+        transfer = iv.total(iv.union(g["t_start"].to_numpy(), g["end"].to_numpy()))
+        group_n = g["group_size"].where(g["group_size"] > 0, g["ranks_in_round"])
+        bus_bytes = float(
+            sum(b * cb.bus_factor(name, int(k)) for b, k in zip(g["bytes"], group_n, strict=True))
+        )
+        out.append(
+            {
+                "collective": name,
+                "calls": n,
+                "total_bytes": nbytes,
+                "avg_bytes": nbytes / n,
+                "total_latency_us": union,
+                "avg_latency_us": latency_sum / n,
+                "total_transfer_us": transfer,
+                "avg_transfer_us": transfer / n,
+                "algbw_gbps": cb.gbps(nbytes, latency_sum),
+                "busbw_gbps": cb.gbps(bus_bytes, latency_sum),
+            }
+        )
+    out.sort(key=lambda r: -r["total_latency_us"])
+    return out
+
+
+def stragglers(t: pd.DataFrame, workers: list[WorkerComm], max_rounds: int = 200) -> dict:
+    """Per collective round with ≥ 2 ranks: the last rank to arrive is the one with the shortest
+    call (every other rank waited inside the collective for it); it made the others wait
+    max duration − min duration. Clock-skew free: only durations are compared."""
+    if t.empty:
+        return {"ranks": [], "rounds": [], "round_count": 0}
+    multi = t[t["ranks_in_round"] >= 2]
+    if multi.empty:
+        return {"ranks": [], "rounds": [], "round_count": 0}
+    last_idx = multi.sort_values(["round", "dur", "worker_i"]).groupby("round").head(1)
+    last_idx = last_idx[last_idx["max_dur"] > last_idx["min_dur"]]
+    wait = last_idx["max_dur"] - last_idx["min_dur"]
+    per_worker = (
+        pd.DataFrame({"worker_i": last_idx["worker_i"], "wait": wait})
+        .groupby("worker_i")["wait"]
+        .agg(["size", "sum", "max"])
+    )
+    ranks = []
+    for w_i, r in per_worker.iterrows():
+        w = workers[int(w_i)]
+        ranks.append(
+            {
+                "worker": w.worker,
+                "rank": w.rank,
+                "times_last": int(r["size"]),
+                "total_wait_caused_us": float(r["sum"]),
+                "max_wait_caused_us": float(r["max"]),
+            }
+        )
+    ranks.sort(key=lambda r: (-r["times_last"], -r["total_wait_caused_us"]))
+    top = last_idx.assign(wait=wait).sort_values("wait", ascending=False).head(max_rounds)
+    rounds = [
+        {
+            "collective": r.collective,
+            "process_group": r.pg,
+            "seq": int(r.seq) if r.seq >= 0 else None,
+            "ordinal": int(r.ordinal),
+            "step": workers[int(r.worker_i)].steps[int(r.step)] if r.step >= 0 else None,
+            "last_worker": workers[int(r.worker_i)].worker,
+            "last_rank": workers[int(r.worker_i)].rank,
+            "wait_us": float(r.wait),
+            "ranks": int(r.ranks_in_round),
+        }
+        for r in top.itertuples(index=False)
+    ]
+    return {"ranks": ranks, "rounds": rounds, "round_count": int(multi["round"].nunique())}
+
+
+def gpu_info(workers: list[WorkerComm]) -> dict:
+    """{node: {'Process <pid>': {'GPU<i>': {...}}}} for workers whose traces list their GPUs."""
+    out: dict[str, dict] = {}
+    for w in sorted(workers, key=lambda w: w.worker):
+        if not w.gpus:
+            continue
+        out.setdefault(w.node, {})[f"Process {w.process}"] = w.gpus
+    return out
+
+
+def _process_groups(workers: list[WorkerComm]) -> list[dict]:
+    seen: dict[str, dict] = {}
+    for w in workers:
+        for pg in w.pg_config:
+            if isinstance(pg, dict):
+                name = str(pg.get("pg_name", ""))
+                seen.setdefault(
+                    name,
+                    {
+                        "name": name,
+                        "description": pg.get("pg_desc", pg.get("uid", "")),
+                        "backend": pg.get("backend_config", ""),
+                        "size": pg.get("pg_size"),
+                        "ranks": pg.get("ranks"),
+                    },
+                )
+    return list(seen.values())
+
+
+def summary(workers: list[WorkerComm]) -> dict:
+    """The ``distributed`` entry of ``summary --json`` (means per step)."""
+    job = analyze_job(workers)
+    rows = []
+    for w in job["workers"]:
+        o = job["overlap"][w["worker"]]["mean"]
+        s = job["wait"][w["worker"]]["mean"]
+        rows.append(
+            {
+                "worker": w["worker"],
+                "rank": w["rank"],
+                "computation_us": o["computation"],
+                "overlap_us": o["overlap"],
+                "communication_us": o["communication"],
+                "other_us": o["other"],
+                "synchronizing_us": s["synchronizing"],
+                "transferring_us": s["transferring"],
+            }
+        )
+    return {"workers": rows, "warnings": job["warnings"]}

@@ -1,0 +1,96 @@
+"""Discovery: which runs, workers and spans a logdir holds, and what changed since the last scan.
+
+A run is a directory (any depth, symlinks followed) that directly holds ``*.pt.trace.json[.gz]`` files;
+its name is its path relative to the logdir. A file ``<worker>[.<digits>].pt.trace.json[.gz]`` belongs
+to ``worker``; a worker's files are its spans, numbered 1..n in the numeric order of ``<digits>``
+(files without digits come first, in name order).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+import time
+from dataclasses import dataclass
+
+from torch_tb_profiler.storage import FileInfo, Location, walk_files
+
+TRACE_FILE = re.compile(r"^(?P<worker>.*?)(?:\.(?P<number>\d+))?\.pt\.trace\.json(?:\.gz)?$")
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    run: str
+    worker: str
+    span: str  # "1".."n"
+    info: FileInfo
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.run, self.worker, self.span)
+
+
+def parse_name(filename: str) -> tuple[str, int | None] | None:
+    """(worker, span number) of a trace file name, or None when it is not a trace file."""
+    match = TRACE_FILE.match(filename)
+    if not match or not match.group("worker"):
+        return None
+    number = match.group("number")
+    return match.group("worker"), int(number) if number is not None else None
+
+
+def group_files(loc: Location, files: list[FileInfo]) -> list[TraceFile]:
+    """The trace files among ``files``, with run, worker and span assigned."""
+    by_worker: dict[tuple[str, str], list[tuple[int, int, str, FileInfo]]] = {}
+    for info in files:
+        directory, filename = posixpath.split(info.path.replace("\\", "/"))
+        parsed = parse_name(filename)
+        if parsed is None:
+            continue
+        worker, number = parsed
+        # a trace directly in the logdir makes a run named after the logdir itself
+        run = loc.relpath(directory) if directory != loc.root else (posixpath.basename(loc.root) or ".")
+        # files without a number sort first, then by number, then by name
+        order = (0 if number is None else 1, number or 0, filename, info)
+        by_worker.setdefault((run, worker), []).append(order)
+    out: list[TraceFile] = []
+    for (run, worker), entries in sorted(by_worker.items()):
+        entries.sort(key=lambda e: (e[0], e[1], e[2]))
+        for i, (_has, _num, _name, info) in enumerate(entries, start=1):
+            out.append(TraceFile(run, worker, str(i), info))
+    return out
+
+
+@dataclass
+class ScanResult:
+    files: list[TraceFile]  # every trace file now present
+    settled: list[TraceFile]  # those whose size and mtime have stopped changing
+    error: str | None = None  # the logdir could not be listed (bad credentials, missing bucket...)
+
+
+class Scanner:
+    """Repeated scans of one logdir; a file counts as settled once it looks the same on two scans, or
+    when its modification time is older than ``settle_seconds``."""
+
+    def __init__(self, loc: Location, settle_seconds: float = 2.0) -> None:
+        self.loc = loc
+        self.settle_seconds = settle_seconds
+        self._previous: dict[str, tuple[int, float, str]] = {}
+
+    def scan(self) -> ScanResult:
+        try:
+            infos = walk_files(self.loc)
+        except Exception as e:  # storage raises StorageError; anything else is reported the same way
+            return ScanResult([], [], error=f"cannot list {self.loc.url}: {e}")
+        files = group_files(self.loc, infos)
+        now = time.time()
+        settled = []
+        current: dict[str, tuple[int, float, str]] = {}
+        for f in files:
+            sig = (f.info.size, f.info.mtime, f.info.etag)
+            current[f.info.path] = sig
+            old_enough = f.info.mtime and now - f.info.mtime >= self.settle_seconds
+            if self._previous.get(f.info.path) == sig or old_enough:
+                settled.append(f)
+        self._previous = current
+        return ScanResult(files, settled)

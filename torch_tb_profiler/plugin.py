@@ -1,0 +1,162 @@
+"""The TensorBoard plugin: a route table over the views, plus the static frontend.
+
+Routes live under ``/data/plugin/pytorch_profiler/``. Handlers come from the modules listed in
+``views.VIEW_MODULES``; this module only wires them up, validates nothing itself and computes nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import logging
+import mimetypes
+import os
+import posixpath
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from tensorboard.plugins import base_plugin
+from werkzeug.wrappers import Request, Response
+
+from torch_tb_profiler.loading import DEFAULT_INTERVAL_S, RunStore
+from torch_tb_profiler.views import VIEW_MODULES
+from torch_tb_profiler.views.common import Handler, HttpError, error_response, json_response
+
+log = logging.getLogger(__name__)
+
+PLUGIN_NAME = "pytorch_profiler"
+STATIC_DIR = Path(__file__).parent / "static"
+ENV_INTERVAL = "TORCH_PROFILER_SCAN_INTERVAL"
+ENV_PROCESSES = "TORCH_PROFILER_PROCESSES"
+ENV_STORAGE_OPTIONS = "TORCH_PROFILER_STORAGE_OPTIONS"
+
+_FALLBACK_PAGE = """<!doctype html><meta charset="utf-8"><title>PyTorch Profiler</title>
+<body><h1>PyTorch Profiler</h1><p>The frontend bundle is missing; the JSON API is at <a href="runs">runs</a>.</p>"""
+
+
+def collect_routes() -> dict[str, Handler]:
+    routes: dict[str, Handler] = {}
+    for name in VIEW_MODULES:
+        module = importlib.import_module(name)
+        for path, handler in module.ROUTES.items():
+            if path in routes:
+                raise RuntimeError(f"route {path} defined twice ({name})")
+            routes[path] = handler
+    return routes
+
+
+def wsgi_app(handler: Handler, store: RunStore) -> Callable[..., Any]:
+    @Request.application
+    def app(request: Request) -> Response:
+        try:
+            data = handler(request, store)
+        except HttpError as e:
+            return error_response(e.status, e.message)
+        except Exception as e:  # a bug of ours: say so, keep serving
+            log.exception("route %s failed", request.path)
+            return error_response(500, f"internal error in {request.path}: {type(e).__name__}: {e}")
+        if isinstance(data, Response):
+            return data
+        return json_response(data, request=request)
+
+    return app
+
+
+def static_app(root: Path) -> Callable[..., Any]:
+    @Request.application
+    def app(request: Request) -> Response:
+        rel = request.path.split(f"/{PLUGIN_NAME}/", 1)[-1] or "index.html"
+        rel = posixpath.normpath(rel).lstrip("/")
+        target = (root / rel).resolve()
+        if rel.startswith("..") or root.resolve() not in target.parents or not target.is_file():
+            if rel == "index.html":
+                return Response(_FALLBACK_PAGE, mimetype="text/html")
+            return error_response(404, f"no such file: {rel}")
+        mimetype = mimetypes.guess_type(target.name)[0] or "application/octet-stream"
+        if target.suffix in (".js", ".mjs"):
+            mimetype = "text/javascript"
+        headers = {"X-Content-Type-Options": "nosniff"}
+        return Response(target.read_bytes(), mimetype=mimetype, headers=headers)
+
+    return app
+
+
+class TorchProfilerPlugin(base_plugin.TBPlugin):
+    plugin_name = PLUGIN_NAME
+
+    def __init__(self, context: base_plugin.TBContext) -> None:
+        flags = getattr(context, "flags", None)
+        logdir = getattr(context, "logdir", None) or getattr(flags, "logdir", "") or ""
+        if not logdir and flags is not None and getattr(flags, "logdir_spec", ""):
+            logdir = flags.logdir_spec.split(",")[0].split(":", 1)[-1]  # first dir of name:dir pairs
+        interval = getattr(flags, "profiler_scan_interval", None) or float(
+            os.environ.get(ENV_INTERVAL, DEFAULT_INTERVAL_S)
+        )
+        options = getattr(flags, "profiler_storage_options", None)
+        if options:
+            os.environ[ENV_STORAGE_OPTIONS] = options  # storage.resolve reads it
+        processes = os.environ.get(ENV_PROCESSES)
+        self.store = RunStore(logdir, interval=interval, processes=int(processes) if processes else None)
+        self.store.start()
+        self._routes = collect_routes()
+
+    def get_plugin_apps(self) -> dict[str, Callable[..., Any]]:
+        apps: dict[str, Callable[..., Any]] = {
+            path: wsgi_app(h, self.store) for path, h in self._routes.items()
+        }
+        files = static_app(STATIC_DIR)
+        apps["/index.html"] = files
+        apps["/index.js"] = files
+        apps["/assets/*"] = files
+        if STATIC_DIR.is_dir():
+            for entry in STATIC_DIR.iterdir():
+                if entry.is_file():
+                    apps.setdefault(f"/{entry.name}", files)
+        return apps
+
+    def is_active(self) -> bool:
+        self.store.wait_first_scan(timeout=10.0)
+        return bool(self.store.run_names())
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(
+            es_module_path="/index.js", tab_name="PyTorch Profiler", disable_reload=True
+        )
+
+
+class TorchProfilerLoader(base_plugin.TBLoader):
+    """Adds the plugin's flags to TensorBoard and creates the plugin."""
+
+    def define_flags(self, parser: Any) -> None:
+        group = parser.add_argument_group(PLUGIN_NAME)
+        group.add_argument(
+            "--profiler_scan_interval",
+            type=float,
+            default=None,
+            help=f"seconds between rescans of the logdir for new or changed traces "
+            f"(default {DEFAULT_INTERVAL_S:g}; env {ENV_INTERVAL})",
+        )
+        group.add_argument(
+            "--profiler_storage_options",
+            type=str,
+            default=None,
+            help=f"JSON object of fsspec storage options for a cloud logdir (env {ENV_STORAGE_OPTIONS})",
+        )
+
+    def fix_flags(self, flags: Any) -> None:
+        options = getattr(flags, "profiler_storage_options", None)
+        if options:
+            try:
+                if not isinstance(json.loads(options), dict):
+                    raise ValueError("not an object")
+            except ValueError as e:
+                raise base_plugin.FlagsError(
+                    f"--profiler_storage_options must be a JSON object: {e}"
+                ) from None
+        interval = getattr(flags, "profiler_scan_interval", None)
+        if interval is not None and interval <= 0:
+            raise base_plugin.FlagsError("--profiler_scan_interval must be positive")
+
+    def load(self, context: base_plugin.TBContext) -> TorchProfilerPlugin:
+        return TorchProfilerPlugin(context)
