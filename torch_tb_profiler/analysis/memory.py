@@ -140,7 +140,8 @@ def operator_rows(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     """(is_operator per op row, nearest operator ancestor-or-self per op row or -1).
 
     An *operator* is a ``cpu_op`` range (legacy ``Operator`` included) other than ProfilerStep#N,
-    Optimizer.*, DataLoader/DataPipe iteration and (Distributed)DataParallel.forward.
+    Optimizer.*, DataLoader/DataPipe iteration and (Distributed)DataParallel.forward, and other than
+    an only child named like its parent (merged into the parent).
     """
     n = len(ops)
     if n == 0:
@@ -150,6 +151,15 @@ def operator_rows(ops: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     is_op = ((ops["cat"] == "cpu_op") & ~excluded).to_numpy(bool)
     parent = ops["parent"].to_numpy(np.int64)
     depth = ops["depth"].to_numpy(np.int64)
+    # an only child with its parent's name is the same call recorded twice (e.g. aten::div
+    # dispatching to aten::div): it merges into the parent, as in the original plugin
+    has_parent = parent >= 0
+    children = np.bincount(parent[has_parent], minlength=n)
+    name_arr = names.to_numpy(object)
+    dup = np.zeros(n, dtype=bool)
+    rows = np.flatnonzero(has_parent)
+    dup[rows] = (children[parent[rows]] == 1) & (name_arr[rows] == name_arr[parent[rows]])
+    is_op = is_op & ~dup
     nearest = np.where(is_op, np.arange(n), -1)
     # resolve top-down: a row that is not an operator takes its parent's answer
     by_depth = np.argsort(depth, kind="stable")
