@@ -1,0 +1,164 @@
+"""Step-time breakdown: where each step's wall time went (docs/metrics.md, "Step-time breakdown").
+
+Each category is a union of time ranges:
+
+| category | ranges |
+|---|---|
+| kernel | device kernels that are not communication kernels |
+| memcpy / memset | device memcpy / memset activities |
+| communication | communication kernels (NCCL/RCCL names, collective args, or launched by a communication op) and the host communication ops (``nccl:*``, ``gloo:*``, ops carrying collective metadata) |
+| runtime | host→device API calls (cuda_runtime, cuda_driver, legacy Runtime, ...) |
+| dataloader | ``enumerate(DataLoader)#…__next__`` and ``enumerate(DataPipe)#…`` host ranges |
+| cpu_exec | every other host range in ``ops`` (cpu ops, user annotations, legacy python), ProfilerStep ranges excluded |
+
+Within a step, categories claim time in the order above: each takes its ranges ∩ the part of the step
+not yet claimed; what nobody claimed is ``other``. So the eight figures sum to the step duration.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.steps import steps
+from torch_tb_profiler.model import intervals as iv
+
+CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
+LABELS = {
+    "kernel": "Kernel",
+    "memcpy": "Memcpy",
+    "memset": "Memset",
+    "communication": "Communication",
+    "runtime": "Runtime",
+    "dataloader": "DataLoader",
+    "cpu_exec": "CPU Exec",
+    "other": "Other",
+}
+GPU_CATEGORIES = ("kernel", "memcpy", "memset")
+
+_COMM_KERNEL_PREFIXES = ("nccl", "rccl")
+_COMM_OP_PREFIXES = ("nccl:", "gloo:")
+
+
+def is_dataloader(names: pd.Series) -> np.ndarray:
+    names = names.astype(str)
+    return (
+        (names.str.startswith("enumerate(DataLoader)#") & names.str.endswith(".__next__"))
+        | names.str.startswith("enumerate(DataPipe)#")
+    ).to_numpy()
+
+
+def is_profiler_step(names: pd.Series) -> np.ndarray:
+    return names.astype(str).str.startswith("ProfilerStep#").to_numpy()
+
+
+def comm_op_mask(profile) -> np.ndarray:
+    """Host ops that are communication: nccl:*/gloo:* ranges and ops with collective metadata."""
+    ops = profile.ops
+    mask = ops["name"].astype(str).str.startswith(_COMM_OP_PREFIXES).to_numpy()
+    comms = getattr(profile, "comms", None)
+    if comms is not None and len(comms):
+        rows = comms["op"].to_numpy(dtype=np.int64)
+        mask[rows[(rows >= 0) & (rows < len(ops))]] = True
+    return mask
+
+
+def comm_kernel_mask(profile) -> np.ndarray:
+    """Device kernels that are communication (see the module docstring)."""
+    dev = profile.device
+    if not len(dev):
+        return np.zeros(0, dtype=bool)
+    kernel = (dev["kind"] == "kernel").to_numpy()
+    name = dev["name"].astype(str).str.lower().str.startswith(_COMM_KERNEL_PREFIXES).to_numpy()
+    mask = name
+    if "collective" in dev.columns:
+        mask = mask | (dev["collective"].astype(str) != "").to_numpy()
+    op = dev["op"].to_numpy(dtype=np.int64)
+    has_op = op >= 0
+    if has_op.any():
+        comm_ops = comm_op_mask(profile)
+        mask = mask | (has_op & comm_ops[np.where(has_op, op, 0)])
+    return kernel & mask
+
+
+def category_ranges(profile) -> dict[str, iv.Intervals]:
+    """The union of ranges of each category before the priority rule (cached)."""
+    return memoized(profile, "category_ranges", lambda: _category_ranges(profile))
+
+
+def _category_ranges(profile) -> dict[str, iv.Intervals]:
+    dev = profile.device
+    ops = profile.ops
+    rts = profile.runtimes
+
+    def union(table: pd.DataFrame, mask: np.ndarray | None = None) -> iv.Intervals:
+        if not len(table):
+            return iv.EMPTY
+        ts = table["ts"].to_numpy(dtype=np.float64)
+        end = table["end"].to_numpy(dtype=np.float64)
+        if mask is not None:
+            ts, end = ts[mask], end[mask]
+        return iv.union(ts, end)
+
+    kind = dev["kind"].to_numpy() if len(dev) else np.zeros(0, dtype=object)
+    comm_k = comm_kernel_mask(profile)
+    comm_host = comm_op_mask(profile) if len(ops) else np.zeros(0, dtype=bool)
+    loader = is_dataloader(ops["name"]) if len(ops) else np.zeros(0, dtype=bool)
+    step_rows = is_profiler_step(ops["name"]) if len(ops) else np.zeros(0, dtype=bool)
+    comm = union(dev, comm_k)
+    host_comm = union(ops, comm_host)
+    return {
+        "kernel": union(dev, (kind == "kernel") & ~comm_k),
+        "memcpy": union(dev, kind == "memcpy"),
+        "memset": union(dev, kind == "memset"),
+        "communication": iv.union(
+            np.concatenate([comm[0], host_comm[0]]), np.concatenate([comm[1], host_comm[1]])
+        ),
+        "runtime": union(rts),
+        "dataloader": union(ops, loader),
+        "cpu_exec": union(ops, ~loader & ~step_rows & ~comm_host),
+    }
+
+
+def per_step(profile) -> pd.DataFrame:
+    """One row per step: number, name, start, end, duration and the eight categories (µs)."""
+    return memoized(profile, "breakdown", lambda: _per_step(profile))
+
+
+def _per_step(profile) -> pd.DataFrame:
+    s = steps(profile)
+    starts = s["start"].to_numpy(dtype=np.float64)
+    ends = s["end"].to_numpy(dtype=np.float64)
+    out = pd.DataFrame(
+        {
+            "number": s["number"].to_numpy(),
+            "name": s["name"].to_numpy(),
+            "start": starts,
+            "end": ends,
+            "duration": ends - starts,
+        }
+    )
+    if s.empty:
+        for c in CATEGORIES:
+            out[c] = np.zeros(0)
+        return out
+    ranges = category_ranges(profile)
+    unclaimed = iv.union(starts, ends)
+    claimed_total = np.zeros(len(s))
+    for c in CATEGORIES[:-1]:
+        part = iv.intersect(ranges[c], unclaimed)
+        out[c] = iv.overlap_with_each(part, starts, ends)
+        claimed_total += out[c].to_numpy()
+        unclaimed = iv.subtract(unclaimed, part)
+    out["other"] = np.maximum(out["duration"].to_numpy() - claimed_total, 0.0)
+    return out
+
+
+def average(profile) -> dict[str, float]:
+    """Mean over steps of the step duration and of each category (µs); zeros with no step."""
+    table = per_step(profile)
+    keys = ("duration", *CATEGORIES)
+    if table.empty:
+        return {k: 0.0 for k in keys}
+    return {k: float(table[k].mean()) for k in keys}

@@ -1,0 +1,138 @@
+"""Training steps as the overview (and per-step distributed figures) see them.
+
+API: ``steps(profile) -> pandas.DataFrame`` with one row per step in time order and the columns
+
+- ``number`` (int, the N of ``ProfilerStep#N``; 0 for the fallback step), ``name`` (str),
+- ``start``, ``end`` (float µs): the step's range *extended to its device work* (below),
+- ``host_start``, ``host_end``: the host ``ProfilerStep#N`` range (or the fallback range),
+- ``device_ops`` (int): device activities launched by runtime calls inside the host range.
+
+The result is cached on the profile; treat it as read-only. Definitions (docs/metrics.md, "Steps"):
+
+- Steps are the ``ProfilerStep#N`` host ranges. A ``gpu_user_annotation`` named ``ProfilerStep#N`` is
+  the device projection of a step, never a step of its own. With no ``ProfilerStep`` at all there is
+  one step, number 0, spanning every host range in the profile (op, runtime), else every device range.
+- Device extension, when any runtime call lying wholly inside a step's host range launched device
+  activities: step i starts at max(host start, end of step i-1) and ends at max(host end, last end of
+  the device activities launched from inside it, its start). Step 0's lower bound is its host start
+  raised to the latest end of the device activities launched outside every step that end before step
+  0's first device activity begins.
+- Tail trim (device extension applied and more than one step): drop trailing steps that launched no
+  device activity, then drop the new last step when it launched fewer than 80% as many device
+  activities as the step before it (a step cut short by the end of profiling).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis.cache import memoized
+
+COLUMNS = ["number", "name", "start", "end", "host_start", "host_end", "device_ops"]
+TAIL_RATIO = 0.8
+
+
+def steps(profile) -> pd.DataFrame:
+    return memoized(profile, "steps", lambda: _compute(profile))
+
+
+def window(profile) -> tuple[float, float] | None:
+    """[first step start, last step end], or None when the profile has no step."""
+    s = steps(profile)
+    if s.empty:
+        return None
+    return float(s["start"].iloc[0]), float(s["end"].iloc[-1])
+
+
+def _host_steps(profile) -> pd.DataFrame:
+    table = profile.steps
+    if len(table):
+        host = pd.DataFrame(
+            {
+                "number": table["number"].to_numpy(dtype=np.int64),
+                "name": table["name"].astype(str).to_numpy(),
+                "host_start": table["ts"].to_numpy(dtype=np.float64),
+                "host_end": table["end"].to_numpy(dtype=np.float64),
+            }
+        )
+        return host.sort_values(["host_start", "number"], kind="stable").reset_index(drop=True)
+    # fallback: one step over all host ranges (ops, runtime calls), else all device ranges
+    for tables in ((profile.ops, profile.runtimes), (profile.device,)):
+        ranges = [t for t in tables if len(t)]
+        if ranges:
+            return pd.DataFrame(
+                {
+                    "number": [0],
+                    "name": ["0"],
+                    "host_start": [min(float(t["ts"].min()) for t in ranges)],
+                    "host_end": [max(float(t["end"].max()) for t in ranges)],
+                }
+            )
+    return pd.DataFrame({"number": [], "name": [], "host_start": [], "host_end": []})
+
+
+def _compute(profile) -> pd.DataFrame:
+    host = _host_steps(profile)
+    n = len(host)
+    if n == 0:
+        return pd.DataFrame({c: [] for c in COLUMNS}).astype(
+            {"number": np.int64, "start": float, "end": float, "host_start": float, "host_end": float}
+        )
+    h_start = host["host_start"].to_numpy()
+    h_end = host["host_end"].to_numpy()
+
+    dev = profile.device
+    rts = profile.runtimes
+    dev_rt = dev["runtime"].to_numpy(dtype=np.int64) if len(dev) else np.zeros(0, np.int64)
+    launched = dev_rt >= 0
+    # the step whose host range holds each launching runtime call entirely (-1: none)
+    step_of_dev = np.full(len(dev), -1, dtype=np.int64)
+    if launched.any():
+        rt_ts = rts["ts"].to_numpy(dtype=np.float64)[dev_rt[launched]]
+        rt_end = rts["end"].to_numpy(dtype=np.float64)[dev_rt[launched]]
+        k = np.searchsorted(h_start, rt_ts, side="right") - 1
+        ok = k >= 0
+        ok[ok] &= rt_end[ok] <= h_end[k[ok]]
+        step_of_dev[np.flatnonzero(launched)] = np.where(ok, k, -1)
+
+    matched = step_of_dev >= 0
+    d_ts = dev["ts"].to_numpy(dtype=np.float64) if len(dev) else np.zeros(0)
+    d_end = dev["end"].to_numpy(dtype=np.float64) if len(dev) else np.zeros(0)
+    count = np.bincount(step_of_dev[matched], minlength=n)
+    dev_first = np.full(n, np.inf)
+    dev_last = np.full(n, -np.inf)
+    np.minimum.at(dev_first, step_of_dev[matched], d_ts[matched])
+    np.maximum.at(dev_last, step_of_dev[matched], d_end[matched])
+
+    start = h_start.copy()
+    end = h_end.copy()
+    keep = n
+    if matched.any():
+        prev_end = h_start[0]
+        if count[0] > 0:
+            early = ~matched & (d_end < dev_first[0])
+            if early.any():
+                prev_end = max(prev_end, float(d_end[early].max()))
+        for i in range(n):  # sequential: each step starts where the previous one ended
+            start[i] = max(prev_end, h_start[i])
+            end[i] = max(h_end[i], dev_last[i], start[i])
+            prev_end = end[i]
+        if n > 1:
+            with_device = np.flatnonzero(count > 0)
+            keep = int(with_device[-1]) + 1
+            if keep > 1 and count[keep - 1] < TAIL_RATIO * count[keep - 2]:
+                keep -= 1
+
+    out = pd.DataFrame(
+        {
+            "number": host["number"].to_numpy(dtype=np.int64),
+            "name": host["name"].to_numpy(),
+            "start": start,
+            "end": end,
+            "host_start": h_start,
+            "host_end": h_end,
+            "device_ops": count.astype(np.int64),
+        }
+    )
+    return out.iloc[:keep].reset_index(drop=True)

@@ -1,0 +1,132 @@
+"""Tensor-core detection: which kernels ran on tensor cores, which operators could have.
+
+A trace does not say whether a kernel used tensor cores, so the kernel *name* decides (the rule is
+written out in docs/metrics.md, "Tensor cores"):
+
+1. A name with a SIMT marker is not a tensor-core kernel: ``simt`` (CUTLASS SIMT kernels),
+   ``ffma`` (cuDNN xmma kernels built on fused FP32 multiply-add), ``sgemm`` (FP32 SIMT GEMMs such as
+   ``volta_sgemm_*``, ``implicit_convolve_sgemm``) and ``scudnn`` (FP32 SIMT cuDNN kernels).
+2. Otherwise it is one when it carries a tensor-core marker: the MMA tile shapes cuBLAS/cuDNN/CUTLASS
+   write into names (``h884``, ``s1688``, ``s16816``, ``i8816``, ``i16832`` ... and the CUTLASS 2
+   ``tensor16x8x8`` tile), the MMA instruction families (``hmma``, ``imma``, ``wmma``, ``wgmma``,
+   CUTLASS 3 ``Gmma``/``Umma`` main loops, Blackwell ``tcgen05``), NVIDIA kernel families that only
+   exist as tensor-core kernels (``xmma_*`` cuDNN/cuBLAS kernels on sm80/sm86/sm89/sm90/sm100,
+   ``nvjet`` cuBLAS kernels, CUTLASS ``tensorop``/``TensorOp`` kernels), half/bfloat16 fused attention
+   kernels (FlashAttention ``flash_fwd``/``flash_bwd``, xformers ``fmha_cutlass`` f16/bf16, cuDNN
+   ``sdpa``), AMD matrix-core GEMMs (Tensile ``Cijk_*`` kernels with an ``MI<m>x<n>x<k>`` matrix
+   instruction), and the original plugin's PyProf names (``dgrad_1x1_stride_2x2``, ``conv1x1``, ...).
+
+An operator is *tensor-core eligible* when its name is one of the operators that autocast runs in
+reduced precision on CUDA (convolutions, matrix products, RNN cells, attention) or the backward node
+of one of them, when one of its children is eligible, or when one of its kernels used tensor cores.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+_SIMT = re.compile(r"simt|ffma|sgemm|scudnn", re.IGNORECASE)
+
+_TC = re.compile(
+    "|".join(
+        [
+            # MMA tile shapes: <type letter><m><n><k>, as in volta_h884gemm, ampere_fp16_s16816gemm,
+            # turing_fp16_s1688cudnn, ampere_int8_i16832gemm, cutlass_tensorop_s1688fprop
+            r"[hsicz](?:884|1688|16816|16832|8816|8832)",
+            r"16816",
+            r"tensor\d+x\d+x\d+",  # cuDNN xmma kernels name their MMA tile: ..._tensor16x8x8_...
+            r"hmma|imma|wmma|wgmma|tcgen05",
+            r"Gmma|Umma",  # CUTLASS 3 main loops: MainloopSm90TmaGmmaWarpSpecialized, ...Sm100TmaUmma...
+            r"xmma",  # sm80_xmma_fprop_implicit_gemm_*, sm90_xmma_gemm_*, xmma_gemm, xmma_sparse_conv
+            r"nvjet",  # cuBLAS 12.8+ Hopper/Blackwell GEMMs
+            r"tensorop",  # CUTLASS: cutlass_80_tensorop_*, cutlass3x_sm90_tensorop_*, OpClassTensorOp
+            r"flash_fwd|flash_bwd|fmha_cutlass[FB]_(?:f16|bf16)|sdpa",
+            r"Cijk_.*_MI\d+x\d+x\d+",  # AMD Tensile GEMM using a matrix (MFMA) instruction
+            r"dgrad_1x1_stride_2x2|first_layer_wgrad_kernel|conv1x1|conv2d_c1_k1|direct_group",
+        ]
+    ),
+    re.IGNORECASE,
+)
+# Gmma/Umma must keep their case ("dummy" contains "umma"); everything else is case-insensitive.
+_TC_CASED = re.compile(r"(?-i:Gmma|Umma)")
+
+
+def kernel_uses_tensor_cores(name: str) -> bool:
+    """The naming rule for one kernel name (see the module docstring)."""
+    if _SIMT.search(name):
+        return False
+    for match in _TC.finditer(name):
+        token = match.group(0)
+        if token.lower() in ("gmma", "umma") and not _TC_CASED.fullmatch(token):
+            continue
+        return True
+    return False
+
+
+def uses_tensor_cores(names: pd.Series | np.ndarray | list[str]) -> np.ndarray:
+    """Vectorised ``kernel_uses_tensor_cores``: the rule runs once per distinct name."""
+    series = pd.Series(names, dtype=object)
+    if series.empty:
+        return np.zeros(0, dtype=bool)
+    codes, uniques = pd.factorize(series)
+    verdict = np.fromiter((kernel_uses_tensor_cores(str(n)) for n in uniques), dtype=bool, count=len(uniques))
+    return verdict[codes]
+
+
+# Operators autocast runs in reduced precision on CUDA (so they can use tensor cores).
+_ELIGIBLE_OPS = frozenset(
+    "aten::" + n
+    for n in [
+        # convolutions
+        "_convolution", "convolution", "conv1d", "conv2d", "conv3d", "conv_tbc",
+        "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+        "cudnn_convolution", "cudnn_convolution_transpose", "cudnn_convolution_relu",
+        "cudnn_convolution_add_relu", "_convolution_double_backward", "convolution_backward",
+        "cudnn_convolution_backward", "cudnn_convolution_backward_input",
+        "cudnn_convolution_backward_weight", "cudnn_convolution_transpose_backward",
+        "cudnn_convolution_transpose_backward_input", "cudnn_convolution_transpose_backward_weight",
+        "prelu",
+        # matrix products
+        "addmm", "addmm_", "addmv", "addr", "matmul", "mm", "mv", "linear", "addbmm", "baddbmm",
+        "bmm", "chain_matmul", "linalg_multi_dot", "einsum", "tensordot", "_addmm_activation",
+        "_scaled_mm", "_int_mm", "_grouped_mm", "_scaled_grouped_mm",
+        # recurrent cells
+        "_thnn_fused_lstm_cell", "_thnn_fused_gru_cell", "lstm_cell", "gru_cell",
+        "rnn_tanh_cell", "rnn_relu_cell", "_cudnn_rnn", "_cudnn_rnn_backward", "lstm", "gru",
+        # attention
+        "scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
+        "_flash_attention_forward", "_efficient_attention_forward",
+        "_scaled_dot_product_flash_attention_backward", "_scaled_dot_product_efficient_attention_backward",
+        "_scaled_dot_product_cudnn_attention_backward", "_flash_attention_backward",
+        "_efficient_attention_backward",
+    ]
+)  # fmt: skip
+
+# Autograd backward nodes of those operators: "<Base>Backward" with an optional overload number
+# (PyTorch 1.x "MmBackward", 2.x "MmBackward0"), possibly wrapped as
+# "autograd::engine::evaluate_function: MmBackward0".
+_ELIGIBLE_BACKWARD = re.compile(
+    r"^(?:autograd::engine::evaluate_function: )?"
+    r"(?:CudnnConvolution|CudnnConvolutionTranspose|Convolution|ConvolutionBackwardOverrideable|"
+    r"Mm|Addmm|Bmm|Baddbmm|Addbmm|Mv|Addmv|Addr|Linear|Matmul|Prelu|"
+    r"ScaledDotProductFlashAttention|ScaledDotProductEfficientAttention|ScaledDotProductCudnnAttention|"
+    r"CudnnRnn|ThnnFusedLstmCell|ThnnFusedGruCell)Backward\d*$"
+)
+
+
+def op_name_eligible(name: str) -> bool:
+    """Whether the operator name alone makes it tensor-core eligible."""
+    return name in _ELIGIBLE_OPS or _ELIGIBLE_BACKWARD.match(name) is not None
+
+
+def op_names_eligible(names: pd.Series | np.ndarray | list[str]) -> np.ndarray:
+    series = pd.Series(names, dtype=object)
+    if series.empty:
+        return np.zeros(0, dtype=bool)
+    codes, uniques = pd.factorize(series)
+    verdict = np.fromiter((op_name_eligible(str(n)) for n in uniques), dtype=bool, count=len(uniques))
+    return verdict[codes]
