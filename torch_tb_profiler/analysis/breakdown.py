@@ -84,7 +84,7 @@ def comm_kernel_mask(profile) -> np.ndarray:
 
 def category_ranges(profile) -> dict[str, iv.Intervals]:
     """The union of ranges of each category before the priority rule (cached)."""
-    return memoized(profile, "category_ranges", lambda: _category_ranges(profile))
+    return memoized(profile, "breakdown.category_ranges", lambda: _category_ranges(profile))
 
 
 def _category_ranges(profile) -> dict[str, iv.Intervals]:
@@ -123,7 +123,7 @@ def _category_ranges(profile) -> dict[str, iv.Intervals]:
 
 def per_step(profile) -> pd.DataFrame:
     """One row per step: number, name, start, end, duration and the eight categories (µs)."""
-    return memoized(profile, "breakdown", lambda: _per_step(profile))
+    return memoized(profile, "breakdown.per_step", lambda: _per_step(profile))
 
 
 def _per_step(profile) -> pd.DataFrame:

@@ -7,7 +7,8 @@ API: ``steps(profile) -> pandas.DataFrame`` with one row per step in time order 
 - ``host_start``, ``host_end``: the host ``ProfilerStep#N`` range (or the fallback range),
 - ``device_ops`` (int): device activities launched by runtime calls inside the host range.
 
-The result is cached on the profile; treat it as read-only. Definitions (docs/metrics.md, "Steps"):
+The result is cached on the profile; treat it as read-only. ``device_steps(profile)`` gives the
+same rows as a list of dicts (number, name, start, end) and ``window(profile)`` the span of all steps. Definitions (docs/metrics.md, "Steps"):
 
 - Steps are the ``ProfilerStep#N`` host ranges. A ``gpu_user_annotation`` named ``ProfilerStep#N`` is
   the device projection of a step, never a step of its own. With no ``ProfilerStep`` at all there is
@@ -34,7 +35,16 @@ TAIL_RATIO = 0.8
 
 
 def steps(profile) -> pd.DataFrame:
-    return memoized(profile, "steps", lambda: _compute(profile))
+    return memoized(profile, "steps.steps", lambda: _compute(profile))
+
+
+def device_steps(profile) -> list[dict]:
+    """The steps as plain dicts: number, name, start, end (µs, device-extended)."""
+    s = steps(profile)
+    return [
+        {"number": int(n), "name": str(m), "start": float(a), "end": float(b)}
+        for n, m, a, b in zip(s["number"], s["name"], s["start"], s["end"], strict=True)
+    ]
 
 
 def window(profile) -> tuple[float, float] | None:

@@ -1,0 +1,117 @@
+"""Per-GPU summary: utilization, Est. SM efficiency, Est. achieved occupancy, tensor-core share.
+
+W = [first step start, last step end] (device-extended steps). For the kernels of one device
+(docs/metrics.md, "GPU metrics"):
+
+- utilization = |(∪ kernel ranges) ∩ W| / |W|
+- Est. SM efficiency = Σ over the pieces of W between consecutive kernel boundaries of
+  min(1, Σ ``blocks per SM`` of the kernels running then) × piece length, / |W|
+- Est. achieved occupancy = Σ occupancy_k × |k ∩ W| / Σ |k ∩ W| over the kernels with an
+  ``est. achieved occupancy %`` value
+- tensor-core share = time of tensor-core kernels / time of all kernels on the device (whole profile)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis.steps import window
+from torch_tb_profiler.analysis.tensor_cores import uses_tensor_cores
+from torch_tb_profiler.model import intervals as iv
+
+
+def kernels(profile) -> pd.DataFrame:
+    dev = profile.device
+    if not len(dev):
+        return dev
+    return dev[dev["kind"].to_numpy() == "kernel"]
+
+
+def utilization(ts: np.ndarray, end: np.ndarray, lo: float, hi: float) -> float:
+    if hi <= lo:
+        return 0.0
+    return iv.total(iv.clip(iv.union(ts, end), lo, hi)) / (hi - lo)
+
+
+def sm_efficiency(ts: np.ndarray, end: np.ndarray, blocks_per_sm: np.ndarray, lo: float, hi: float) -> float:
+    """Sweep line over kernel boundaries; concurrent ``blocks per SM`` add up, capped at 1."""
+    if hi <= lo:
+        return 0.0
+    value = np.nan_to_num(np.asarray(blocks_per_sm, dtype=np.float64), nan=0.0)
+    keep = (value > 0) & (end > ts)
+    ts, end, value = ts[keep], end[keep], value[keep]
+    if ts.size == 0:
+        return 0.0
+    points = np.concatenate([ts, end])
+    delta = np.concatenate([value, -value])
+    order = np.argsort(points, kind="stable")
+    points, level = points[order], np.cumsum(delta[order])
+    # piece j = [points[j], points[j+1]) runs at level[j] (all changes at points[j] applied)
+    seg_lo = np.clip(points[:-1], lo, hi)
+    seg_hi = np.clip(points[1:], lo, hi)
+    weight = np.minimum(np.maximum(level[:-1], 0.0), 1.0)
+    return float(np.sum(weight * (seg_hi - seg_lo)) / (hi - lo))
+
+
+def achieved_occupancy(
+    ts: np.ndarray, end: np.ndarray, occupancy: np.ndarray, lo: float, hi: float
+) -> float | None:
+    occ = np.asarray(occupancy, dtype=np.float64)
+    clipped = np.maximum(np.minimum(end, hi) - np.maximum(ts, lo), 0.0)
+    has = ~np.isnan(occ) & (clipped > 0)
+    weight = clipped[has].sum()
+    if weight <= 0:
+        return None
+    return float(np.sum(occ[has] * clipped[has]) / weight)
+
+
+def tensor_core_share(names: pd.Series, dur: np.ndarray) -> float:
+    total = float(dur.sum())
+    if total <= 0:
+        return 0.0
+    return float(dur[uses_tensor_cores(names)].sum()) / total
+
+
+def gpu_summary(profile) -> list[dict[str, Any]]:
+    """One dict per GPU that ran kernels (device id order); percentages in 0..100."""
+    k = kernels(profile)
+    if not len(k):
+        return []
+    w = window(profile)
+    lo, hi = w if w is not None else (float(k["ts"].min()), float(k["end"].max()))
+    out = []
+    device = k["device"].to_numpy(dtype=np.int64)
+    for dev_id in np.unique(device):
+        if dev_id < 0:
+            continue
+        sel = device == dev_id
+        ts = k["ts"].to_numpy(dtype=np.float64)[sel]
+        end = k["end"].to_numpy(dtype=np.float64)[sel]
+        props = profile.meta.device_property(int(dev_id))
+        occ = achieved_occupancy(ts, end, k["occupancy"].to_numpy()[sel], lo, hi)
+        out.append(
+            {
+                "id": int(dev_id),
+                "name": props.get("name"),
+                "memory_bytes": props.get("totalGlobalMem"),
+                "compute_capability": _compute_capability(props),
+                "num_sms": props.get("numSms"),
+                "utilization_pct": 100.0 * utilization(ts, end, lo, hi),
+                "sm_efficiency_pct": 100.0
+                * sm_efficiency(ts, end, k["blocks_per_sm"].to_numpy()[sel], lo, hi),
+                "achieved_occupancy_pct": occ,
+                "tensor_core_pct": 100.0 * tensor_core_share(k["name"][sel], end - ts),
+                "kernel_time_us": float(np.sum(end - ts)),
+            }
+        )
+    return out
+
+
+def _compute_capability(props: dict[str, Any]) -> str | None:
+    major, minor = props.get("computeMajor"), props.get("computeMinor")
+    if major is None:
+        return None
+    return f"{major}.{minor if minor is not None else 0}"

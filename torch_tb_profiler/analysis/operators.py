@@ -1,0 +1,371 @@
+"""Operator view: per-operator host/device times, tensor-core figures, call stacks.
+
+Definitions (docs/metrics.md, "Operators"), per operator call (a row of ``ops``):
+
+- Rows are ``cpu_op`` ranges except ``ProfilerStep#*``, DataLoader ranges, ``Optimizer.*`` and
+  ``(Distributed)DataParallel.forward``. An operator whose only child is an operator of the same name
+  (``aten::div`` calling ``aten::div``) is one call: the child folds into the parent, which takes over
+  the child's children, runtime calls and device activities.
+- host total = dur; host self = dur − Σ dur of its children − Σ dur of its own runtime calls.
+- device self = Σ dur of the device activities (kernel, memcpy, memset) launched by the op itself
+  (``device.op``, which covers cuda_runtime and cuda_driver launches); device total = device self
+  summed over the op's subtree.
+- TC self / TC total: the same sums restricted to tensor-core kernels; TC self % = TC self / device
+  self, TC total % = TC total / device total (0 when the denominator is 0).
+- TC eligible: the name is on the allowlist (``tensor_cores``), or a descendant is, or one of its
+  kernels (or a descendant's) used tensor cores.
+
+Grouping by name, or by name + input shape, sums every figure over the calls of a group.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis.breakdown import is_dataloader, is_profiler_step
+from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.tensor_cores import op_names_eligible, uses_tensor_cores
+from torch_tb_profiler.model import intervals as iv
+
+GROUP_BY = ("name", "name_input_shape")
+SORT_KEYS = (
+    "host_total_us",
+    "host_self_us",
+    "device_total_us",
+    "device_self_us",
+    "calls",
+    "tc_self_us",
+    "tc_total_us",
+)
+_EXCLUDED_NAMES = ("DataParallel.forward", "DistributedDataParallel.forward")
+
+
+def op_stats(profile) -> pd.DataFrame:
+    """Per-op-call figures, one row per row of ``profile.ops`` (same index), cached.
+
+    Columns: ``row`` (bool: this call is an operator-table row), ``host_total``, ``host_self``,
+    ``device_self``, ``device_total``, ``tc_self``, ``tc_total``, ``tc_eligible``, ``rep`` (the call it
+    folds into; itself when not folded).
+    """
+    return memoized(profile, "operators.op_stats", lambda: _op_stats(profile))
+
+
+def _op_stats(profile) -> pd.DataFrame:
+    ops = profile.ops
+    n = len(ops)
+    names = ops["name"].astype(str)
+    parent = ops["parent"].to_numpy(dtype=np.int64)
+    depth = ops["depth"].to_numpy(dtype=np.int64)
+    dur = ops["dur"].to_numpy(dtype=np.float64)
+    is_cpu_op = (ops["cat"] == "cpu_op").to_numpy()
+
+    # fold same-name single-child operator chains into the topmost call
+    has_parent = parent >= 0
+    n_children = np.bincount(parent[has_parent], minlength=n) if n else np.zeros(0, np.int64)
+    name_codes = pd.factorize(names)[0]
+    p = np.where(has_parent, parent, 0)
+    folded = has_parent & is_cpu_op & is_cpu_op[p] & (name_codes == name_codes[p]) & (n_children[p] == 1)
+    rep = np.arange(n)
+    while True:  # chains are short; each pass moves every folded call one level up
+        nxt = np.where(folded[rep], parent[rep], rep)
+        if np.array_equal(nxt, rep):
+            break
+        rep = nxt
+
+    # self times on the folded tree
+    child_sum = np.zeros(n)
+    kids = has_parent & ~folded
+    np.add.at(child_sum, rep[parent[kids]], dur[kids])
+    rt_sum = np.zeros(n)
+    rts = profile.runtimes
+    if len(rts):
+        rt_op = rts["op"].to_numpy(dtype=np.int64)
+        ok = rt_op >= 0
+        np.add.at(rt_sum, rep[rt_op[ok]], rts["dur"].to_numpy(dtype=np.float64)[ok])
+
+    dev_self = np.zeros(n)
+    tc_self = np.zeros(n)
+    dev = profile.device
+    if len(dev):
+        d_op = dev["op"].to_numpy(dtype=np.int64)
+        ok = d_op >= 0
+        d_dur = dev["dur"].to_numpy(dtype=np.float64)
+        tc = (dev["kind"].to_numpy() == "kernel") & uses_tensor_cores(dev["name"])
+        np.add.at(dev_self, rep[d_op[ok]], d_dur[ok])
+        np.add.at(tc_self, rep[d_op[ok & tc]], d_dur[ok & tc])
+
+    # subtree sums (the folded tree has the same subtrees for the calls that remain rows)
+    dev_total = dev_self.copy()
+    tc_total = tc_self.copy()
+    eligible = op_names_eligible(names) | (tc_self > 0)
+    by_depth = np.argsort(-depth, kind="stable")
+    levels = np.split(by_depth, np.flatnonzero(np.diff(depth[by_depth])) + 1) if n else []
+    for idx in levels:
+        idx = idx[parent[idx] >= 0]
+        if idx.size == 0:
+            continue
+        np.add.at(dev_total, parent[idx], dev_total[idx])
+        np.add.at(tc_total, parent[idx], tc_total[idx])
+        np.logical_or.at(eligible, parent[idx], eligible[idx])
+
+    row = (
+        is_cpu_op
+        & ~folded
+        & ~is_profiler_step(names)
+        & ~is_dataloader(names)
+        & ~names.str.startswith("Optimizer.").to_numpy()
+        & ~names.isin(_EXCLUDED_NAMES).to_numpy()
+    )
+    return pd.DataFrame(
+        {
+            "row": row,
+            "rep": rep,
+            "host_total": dur,
+            "host_self": dur - child_sum - rt_sum,
+            "device_self": dev_self,
+            "device_total": dev_total,
+            "tc_self": tc_self,
+            "tc_total": tc_total,
+            "tc_eligible": eligible,
+        },
+        index=ops.index,
+    )
+
+
+def has_stack(profile) -> np.ndarray:
+    """Per op: a legacy ``Call stack`` arg, or python_function frames enclosing it on its thread."""
+    return memoized(profile, "operators.has_stack", lambda: _has_stack(profile))
+
+
+def _has_stack(profile) -> np.ndarray:
+    ops = profile.ops
+    result = (ops["call_stack"].astype(str) != "").to_numpy()
+    py = profile.python
+    if not len(py) or not len(ops):
+        return result
+    # an op has frames when it lies inside a top-level python range of its thread
+    for (pid, tid), frames in py.groupby(["pid", "tid"], sort=False):
+        sel = np.flatnonzero(((ops["pid"] == pid) & (ops["tid"] == tid)).to_numpy())
+        if sel.size == 0:
+            continue
+        s, e = iv.union(frames["ts"].to_numpy(dtype=np.float64), frames["end"].to_numpy(dtype=np.float64))
+        ts = ops["ts"].to_numpy(dtype=np.float64)[sel]
+        end = ops["end"].to_numpy(dtype=np.float64)[sel]
+        k = np.searchsorted(s, ts, side="right") - 1
+        inside = (k >= 0) & (end <= e[np.maximum(k, 0)])
+        result[sel] |= inside
+    return result
+
+
+def _input_shape_labels(values: pd.Series) -> pd.Series:
+    """Compact JSON input dims → the readable form ``[[32, 3, 224, 224], []]`` (per distinct value)."""
+    codes, uniques = pd.factorize(values.astype(str))
+    labels = []
+    for text in uniques:
+        try:
+            labels.append(json.dumps(json.loads(text)) if text else "")
+        except ValueError:
+            labels.append(text)
+    return pd.Series(
+        np.asarray(labels, dtype=object)[codes] if len(uniques) else [], index=values.index, dtype=object
+    )
+
+
+def operator_rows(profile) -> pd.DataFrame:
+    """Per-call rows of the operator table with name, input_shape and the figures (µs)."""
+
+    def build() -> pd.DataFrame:
+        stats = op_stats(profile)
+        ops = profile.ops
+        keep = stats["row"].to_numpy()
+        frame = pd.DataFrame(
+            {
+                "name": ops["name"].astype(str).to_numpy()[keep],
+                "input_shape": _input_shape_labels(ops["input_dims"][keep]).to_numpy(),
+                "host_self": stats["host_self"].to_numpy()[keep],
+                "host_total": stats["host_total"].to_numpy()[keep],
+                "device_self": stats["device_self"].to_numpy()[keep],
+                "device_total": stats["device_total"].to_numpy()[keep],
+                "tc_self": stats["tc_self"].to_numpy()[keep],
+                "tc_total": stats["tc_total"].to_numpy()[keep],
+                "tc_eligible": stats["tc_eligible"].to_numpy()[keep],
+                "has_stack": has_stack(profile)[keep],
+                "op": np.flatnonzero(keep),
+            }
+        )
+        return frame
+
+    return memoized(profile, "operators.rows", build)
+
+
+def operator_table(profile, group_by: str = "name") -> pd.DataFrame:
+    """Grouped operator table, sorted by host total (desc). Times in µs, ratios in 0..1."""
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by must be one of {GROUP_BY}")
+    return memoized(profile, f"operators.table.{group_by}", lambda: _group(operator_rows(profile), group_by))
+
+
+def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
+    keys = ["name"] if group_by == "name" else ["name", "input_shape"]
+    if rows.empty:
+        cols = [*keys, "calls", *(f"{c}_us" for c in _SUMS), "tc_eligible", "has_call_stack"]
+        return pd.DataFrame({c: [] for c in [*cols, "tc_self_ratio", "tc_total_ratio"]})
+    g = rows.groupby(keys, sort=False)
+    table = g[list(_SUMS)].sum()
+    table.columns = [f"{c}_us" for c in _SUMS]
+    table.insert(0, "calls", g.size())
+    table["tc_eligible"] = g["tc_eligible"].any()
+    table["has_call_stack"] = g["has_stack"].any()
+    table = table.reset_index()
+    table["tc_self_ratio"] = _ratio(table["tc_self_us"], table["device_self_us"])
+    table["tc_total_ratio"] = _ratio(table["tc_total_us"], table["device_total_us"])
+    return table.sort_values(["host_total_us", "name"], ascending=[False, True], kind="stable").reset_index(
+        drop=True
+    )
+
+
+_SUMS = ("host_self", "host_total", "device_self", "device_total", "tc_self", "tc_total")
+
+
+def _ratio(num: pd.Series, den: pd.Series) -> np.ndarray:
+    n = num.to_numpy(dtype=np.float64)
+    d = den.to_numpy(dtype=np.float64)
+    return np.divide(n, d, out=np.zeros_like(n), where=d > 0)
+
+
+def top(table: pd.DataFrame, by: str, n: int) -> pd.DataFrame:
+    """The n rows with the largest ``by`` (ties by name)."""
+    if by not in table.columns:
+        raise ValueError(f"unknown sort key {by!r}")
+    return (
+        table.sort_values([by, "name"], ascending=[False, True], kind="stable").head(n).reset_index(drop=True)
+    )
+
+
+def records(table: pd.DataFrame) -> list[dict[str, Any]]:
+    """DataFrame → list of plain dicts (numpy scalars converted)."""
+    out = table.to_dict(orient="records")
+    for rec in out:
+        for k, v in rec.items():
+            if isinstance(v, np.generic):
+                rec[k] = v.item()
+    return out
+
+
+# ---- call stacks ----------------------------------------------------------------------------------
+
+_FRAME = re.compile(r"^(?P<file>.*?)\((?P<line>\d+)\): (?P<func>.*)$")
+
+
+def parse_frame(text: str) -> dict[str, Any]:
+    """``path/file.py(123): func`` → {file, line, function}; other frames keep only the function."""
+    m = _FRAME.match(text.strip())
+    if m:
+        return {"file": m.group("file"), "line": int(m.group("line")), "function": m.group("func")}
+    return {"file": None, "line": None, "function": text.strip()}
+
+
+def parse_call_stack(text: str) -> list[dict[str, Any]]:
+    """A legacy ``Call stack`` arg (frames innermost first, ``;``-separated) → frames."""
+    return [parse_frame(f) for f in text.split(";") if f.strip()]
+
+
+def _python_frames(profile, op_rows: np.ndarray) -> list[tuple[str, ...]]:
+    """For each op: names of the python_function ranges enclosing it on its thread, innermost first."""
+    py = profile.python
+    ops = profile.ops
+    out: list[tuple[str, ...]] = [() for _ in op_rows]
+    if not len(py) or op_rows.size == 0:
+        return out
+    py_row_of_id = {int(i): r for r, i in enumerate(py["py_id"].to_numpy()) if int(i) >= 0}
+    parent_id = py["py_parent_id"].to_numpy()
+    py_parent = np.array([py_row_of_id.get(int(x), -1) for x in parent_id], dtype=np.int64)
+    names = py["name"].astype(str).to_numpy()
+    p_ts = py["ts"].to_numpy(dtype=np.float64)
+    p_end = py["end"].to_numpy(dtype=np.float64)
+    chain_cache: dict[int, tuple[str, ...]] = {}
+
+    def chain(j: int) -> tuple[str, ...]:
+        found = []
+        k = j
+        while k >= 0 and k not in chain_cache:
+            found.append(k)
+            k = int(py_parent[k])
+        tail = chain_cache.get(k, ())
+        for r in reversed(found):
+            tail = (names[r], *tail)
+            chain_cache[r] = tail
+        return chain_cache[j]
+
+    threads = {key: idx for key, idx in py.groupby(["pid", "tid"], sort=False).indices.items()}
+    sorted_threads = {}
+    for key, idx in threads.items():
+        order = idx[np.lexsort((-(p_end[idx] - p_ts[idx]), p_ts[idx]))]
+        sorted_threads[key] = (order, p_ts[order])
+    o_ts = ops["ts"].to_numpy(dtype=np.float64)
+    o_end = ops["end"].to_numpy(dtype=np.float64)
+    o_pid = ops["pid"].to_numpy()
+    o_tid = ops["tid"].to_numpy()
+    for i, r in enumerate(op_rows):
+        entry = sorted_threads.get((o_pid[r], o_tid[r]))
+        if entry is None:
+            continue
+        order, starts = entry
+        k = int(np.searchsorted(starts, o_ts[r], side="right")) - 1
+        if k < 0:
+            continue
+        j = int(order[k])
+        # the last frame started before the op is inside the innermost frame holding the op
+        while j >= 0 and not (p_ts[j] <= o_ts[r] and o_end[r] <= p_end[j]):
+            j = int(py_parent[j])
+        if j >= 0:
+            out[i] = chain(j)
+    return out
+
+
+def operator_stacks(profile, name: str, input_shape: str | None = None) -> list[dict[str, Any]]:
+    """The calls of one operator (optionally one input shape) grouped by call stack.
+
+    Each entry: ``frames`` (innermost first, each {file, line, function}), ``calls`` and the summed
+    figures of the operator table. Calls without a stack form one entry with ``frames == []``.
+    """
+    rows = operator_rows(profile)
+    sel = rows["name"] == name
+    if input_shape is not None:
+        sel &= rows["input_shape"] == input_shape
+    rows = rows[sel]
+    if rows.empty:
+        return []
+    op_idx = rows["op"].to_numpy()
+    legacy = profile.ops["call_stack"].astype(str).to_numpy()[op_idx]
+    py_frames = _python_frames(profile, op_idx) if len(profile.python) else [() for _ in op_idx]
+    keys = [leg if leg else "\n".join(pf) for leg, pf in zip(legacy, py_frames, strict=True)]
+    rows = rows.assign(stack_key=keys, legacy=legacy)
+    out = []
+    for key, grp in rows.groupby("stack_key", sort=False):
+        if grp["legacy"].iloc[0]:
+            frames = parse_call_stack(grp["legacy"].iloc[0])
+        else:
+            frames = [parse_frame(f) for f in str(key).split("\n") if f]
+        sums = {f"{c}_us": float(grp[c].sum()) for c in _SUMS}
+        out.append(
+            {
+                "frames": frames,
+                "calls": len(grp),
+                **sums,
+                "tc_eligible": bool(grp["tc_eligible"].any()),
+                "tc_self_ratio": sums["tc_self_us"] / sums["device_self_us"]
+                if sums["device_self_us"]
+                else 0.0,
+                "tc_total_ratio": sums["tc_total_us"] / sums["device_total_us"]
+                if sums["device_total_us"]
+                else 0.0,
+            }
+        )
+    out.sort(key=lambda e: (-e["device_self_us"], -e["host_total_us"]))
+    return out
