@@ -92,7 +92,10 @@ def gunzip_if_needed(data: bytes) -> bytes:
         return gzip.decompress(data)
     except (EOFError, zlib.error, gzip.BadGzipFile):
         # truncated gzip (file still being written or cut): keep what decompresses
-        partial = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data)
+        try:
+            partial = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data)
+        except zlib.error as e:
+            raise TraceDecodeError(f"the gzip stream is corrupt: {e}") from None
         if not partial:
             raise TraceDecodeError("the gzip stream is corrupt: nothing could be decompressed") from None
         return partial + b"\0TRUNCATED-GZIP"

@@ -1,0 +1,113 @@
+"""The RunStore: background loading, progress, per-file errors, rescans."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.trace_builder import TraceBuilder
+from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.views.common import HttpError
+
+
+def _trace(path: Path, kernels: int = 1) -> Path:
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    ext = b.op("aten::mm", 10, 500)
+    for i in range(kernels):
+        b.launch(f"kernel_{i}", 20 + i, 1, 600 + i * 10, 5, ext_id=ext)
+    path = b.write(path)
+    old = time.time() - 60
+    os.utime(path, (old, old))
+    return path
+
+
+@pytest.fixture(params=[0, 1], ids=["threads", "processes"])
+def store_factory(request: pytest.FixtureRequest):
+    stores: list[RunStore] = []
+
+    def make(logdir: Path) -> RunStore:
+        store = RunStore(str(logdir), processes=request.param, settle_seconds=1)
+        stores.append(store)
+        return store
+
+    yield make
+    for s in stores:
+        s.close()
+
+
+def test_loads_runs_with_progress_and_errors(tmp_path: Path, store_factory) -> None:
+    _trace(tmp_path / "good" / "w0.1.pt.trace.json.gz")
+    _trace(tmp_path / "good" / "w0.2.pt.trace.json")
+    bad = tmp_path / "mixed" / "broken.pt.trace.json"
+    bad.parent.mkdir()
+    bad.write_text('{"traceEvents": [{"ph": "X", "ts": "yesterday"')
+    os.utime(bad, (time.time() - 60,) * 2)
+    _trace(tmp_path / "mixed" / "fine.pt.trace.json")
+    store = store_factory(tmp_path)
+    store.scan_once()
+    assert store.wait_idle(60)
+    runs = {r["name"]: r for r in store.runs()}
+    assert runs["good"]["state"] == "ready"
+    assert runs["good"]["progress"]["files_done"] == 2 == runs["good"]["progress"]["files_total"]
+    assert runs["good"]["progress"]["bytes_done"] == runs["good"]["progress"]["bytes_total"] > 0
+    mixed = runs["mixed"]
+    assert mixed["state"] == "ready"  # one file failed, the other serves
+    assert [e["file"] for e in mixed["errors"]] == ["mixed/broken.pt.trace.json"]
+    assert "not a valid trace" in mixed["errors"][0]["message"]
+    assert store.get_profile("mixed", "fine", None).worker == "fine"
+    with pytest.raises(HttpError) as err:
+        store.get_profile("mixed", "broken", None)
+    assert err.value.status == 404 and "could not be loaded" in err.value.message
+
+
+def test_rescan_sees_added_changed_and_removed_files(tmp_path: Path, store_factory) -> None:
+    first = _trace(tmp_path / "run" / "w0.pt.trace.json", kernels=1)
+    store = store_factory(tmp_path)
+    store.scan_once()
+    store.wait_idle(60)
+    assert len(store.get_profile("run", "w0", "1").device) == 1
+
+    _trace(tmp_path / "run" / "w1.pt.trace.json")  # added
+    _trace(first, kernels=3)  # changed (size and mtime)
+    store.scan_once()
+    store.wait_idle(60)
+    assert store.workers("run") == ["w0", "w1"]
+    assert len(store.get_profile("run", "w0", "1").device) == 3
+
+    first.unlink()  # removed
+    store.scan_once()
+    assert store.workers("run") == ["w1"]
+    with pytest.raises(HttpError):
+        store.get_profile("run", "w0", "1")
+
+
+def test_failed_file_is_retried_when_it_changes(tmp_path: Path, store_factory) -> None:
+    path = tmp_path / "run" / "w.pt.trace.json"
+    path.parent.mkdir()
+    path.write_text("garbage")
+    os.utime(path, (time.time() - 60,) * 2)
+    store = store_factory(tmp_path)
+    store.scan_once()
+    store.wait_idle(60)
+    assert store.runs()[0]["state"] == "error"
+    _trace(path)
+    store.scan_once()
+    store.wait_idle(60)
+    assert store.runs()[0]["state"] == "ready" and store.runs()[0]["errors"] == []
+
+
+def test_span_is_required_when_a_worker_has_several(tmp_path: Path, store_factory) -> None:
+    _trace(tmp_path / "run" / "w.5.pt.trace.json")
+    _trace(tmp_path / "run" / "w.40.pt.trace.json")
+    store = store_factory(tmp_path)
+    store.scan_once()
+    store.wait_idle(60)
+    assert store.spans("run", "w") == ["1", "2"]
+    assert store.get_profile("run", "w", "2").source.endswith("w.40.pt.trace.json")
+    with pytest.raises(HttpError) as err:
+        store.get_profile("run", "w", None)
+    assert err.value.status == 400
