@@ -1,0 +1,131 @@
+"""Kernel view: device kernels grouped by name, or by name + operator + launch configuration.
+
+Definitions (docs/metrics.md, "Kernels"): memcpy and memset are not kernels. Per group: calls,
+total/mean/max/min duration (µs); mean blocks per SM and mean Est. achieved occupancy are averages
+weighted by kernel duration over the calls that carry the value (None when none does); tensor cores
+used per ``tensor_cores.kernel_uses_tensor_cores``. The operator of a kernel is the operator that
+launched it (``device.op``, through cuda_runtime or cuda_driver calls); "" when nothing launched it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.operators import op_stats
+from torch_tb_profiler.analysis.tensor_cores import uses_tensor_cores
+
+GROUP_BY = ("name", "name_op_launch")
+LAUNCH_KEYS = ["name", "op_name", "grid", "block", "regs", "shmem"]
+SORT_KEYS = ("total_us", "calls", "mean_us", "max_us", "min_us")
+
+
+def kernel_rows(profile) -> pd.DataFrame:
+    """One row per kernel: name, op (row in ops, -1), op_name, grid, block, regs, shmem, dur,
+    blocks_per_sm, occupancy, tc (bool), op_tc_eligible (bool)."""
+    return memoized(profile, "kernels.rows", lambda: _kernel_rows(profile))
+
+
+def _kernel_rows(profile) -> pd.DataFrame:
+    dev = profile.device
+    k = dev[dev["kind"].to_numpy() == "kernel"] if len(dev) else dev
+    op = k["op"].to_numpy(dtype=np.int64) if len(k) else np.zeros(0, np.int64)
+    has_op = op >= 0
+    op_names = profile.ops["name"].astype(str).to_numpy() if len(profile.ops) else np.zeros(0, dtype=object)
+    eligible = op_stats(profile)["tc_eligible"].to_numpy() if len(profile.ops) else np.zeros(0, dtype=bool)
+    safe = np.where(has_op, op, 0)
+    return pd.DataFrame(
+        {
+            "name": k["name"].astype(str).to_numpy() if len(k) else np.zeros(0, dtype=object),
+            "op": op,
+            "op_name": np.where(has_op, op_names[safe] if len(op_names) else "", ""),
+            "grid": k["grid"].astype(str).to_numpy() if len(k) else [],
+            "block": k["block"].astype(str).to_numpy() if len(k) else [],
+            "regs": _int_or_missing(k["regs"]) if len(k) else [],
+            "shmem": _int_or_missing(k["shmem"]) if len(k) else [],
+            "dur": k["dur"].to_numpy(dtype=np.float64) if len(k) else [],
+            "blocks_per_sm": k["blocks_per_sm"].to_numpy(dtype=np.float64) if len(k) else [],
+            "occupancy": k["occupancy"].to_numpy(dtype=np.float64) if len(k) else [],
+            "tc": uses_tensor_cores(k["name"]) if len(k) else np.zeros(0, dtype=bool),
+            "op_tc_eligible": np.where(has_op, eligible[safe] if len(eligible) else False, False),
+        }
+    )
+
+
+def _int_or_missing(col: pd.Series) -> np.ndarray:
+    """regs/shmem as int64 with -1 for missing (the model may store them as float with NaN)."""
+    values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)
+    return np.where(np.isnan(values), -1, values).astype(np.int64)
+
+
+def kernel_table(profile, group_by: str = "name") -> pd.DataFrame:
+    """Grouped kernel table sorted by total time (desc)."""
+    if group_by not in GROUP_BY:
+        raise ValueError(f"group_by must be one of {GROUP_BY}")
+    return memoized(profile, f"kernels.table.{group_by}", lambda: _group(kernel_rows(profile), group_by))
+
+
+def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
+    keys = ["name"] if group_by == "name" else LAUNCH_KEYS
+    cols = [
+        *keys,
+        "calls",
+        "total_us",
+        "mean_us",
+        "max_us",
+        "min_us",
+        "mean_blocks_per_sm",
+        "mean_achieved_occupancy_pct",
+        "tc_used",
+    ]
+    if group_by != "name":
+        cols.append("op_tc_eligible")
+    if rows.empty:
+        return pd.DataFrame({c: [] for c in cols})
+    rows = rows.assign(
+        bps_w=np.nan_to_num(rows["blocks_per_sm"].to_numpy() * rows["dur"].to_numpy()),
+        bps_d=np.where(np.isnan(rows["blocks_per_sm"].to_numpy()), 0.0, rows["dur"].to_numpy()),
+        occ_w=np.nan_to_num(rows["occupancy"].to_numpy() * rows["dur"].to_numpy()),
+        occ_d=np.where(np.isnan(rows["occupancy"].to_numpy()), 0.0, rows["dur"].to_numpy()),
+        bps_n=~np.isnan(rows["blocks_per_sm"].to_numpy()),
+        occ_n=~np.isnan(rows["occupancy"].to_numpy()),
+    )
+    g = rows.groupby(keys, sort=False)
+    agg = g.agg(
+        calls=("dur", "size"),
+        total_us=("dur", "sum"),
+        max_us=("dur", "max"),
+        min_us=("dur", "min"),
+        bps_w=("bps_w", "sum"),
+        bps_d=("bps_d", "sum"),
+        bps_n=("bps_n", "sum"),
+        occ_w=("occ_w", "sum"),
+        occ_d=("occ_d", "sum"),
+        occ_n=("occ_n", "sum"),
+        tc_used=("tc", "any"),
+        op_tc_eligible=("op_tc_eligible", "any"),
+    ).reset_index()
+    agg["mean_us"] = agg["total_us"] / agg["calls"]
+    agg["mean_blocks_per_sm"] = _weighted(agg["bps_w"], agg["bps_d"], agg["bps_n"])
+    agg["mean_achieved_occupancy_pct"] = _weighted(agg["occ_w"], agg["occ_d"], agg["occ_n"])
+    agg = agg.sort_values(["total_us", "name"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    return agg[cols]
+
+
+def _weighted(num: pd.Series, den: pd.Series, count: pd.Series) -> np.ndarray:
+    """Σ value·dur / Σ dur over the calls with a value; NaN when no call has one (0 when they all
+    lasted 0 µs)."""
+    n = num.to_numpy(dtype=np.float64)
+    d = den.to_numpy(dtype=np.float64)
+    out = np.divide(n, d, out=np.zeros_like(n), where=d > 0)
+    return np.where(count.to_numpy() > 0, out, np.nan)
+
+
+def tensor_core_share(profile) -> float:
+    """Time of tensor-core kernels / time of all kernels (0..1; 0 without kernels)."""
+    rows = kernel_rows(profile)
+    total = float(rows["dur"].sum()) if len(rows) else 0.0
+    if total <= 0:
+        return 0.0
+    return float(rows["dur"][rows["tc"]].sum()) / total
