@@ -88,8 +88,9 @@ def comm_kernel_mask(device: pd.DataFrame, call_ops: set[int] | None = None) -> 
     return kernel & mask
 
 
-def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray]:
-    """(calls table with CALL_COLUMNS sorted by host time, device rows of all comm kernels)."""
+def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    """(calls table with CALL_COLUMNS sorted by host time, device rows of all comm kernels,
+    op rows of all comm ops including dropped gloo enqueue calls)."""
     ops: pd.DataFrame = profile.ops
     comms: pd.DataFrame = profile.comms
     device: pd.DataFrame = profile.device
@@ -118,6 +119,17 @@ def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray]:
         _attach_by_launch_position(profile, ops, members, kernel_call)
     comm_mask = comm_kernel_mask(device, set(op_to_call))
     kernel_call = np.where(comm_mask, kernel_call, -1)
+
+    # gloo (2.x): c10d::* on the caller's thread only enqueues; the work is a gloo:* range on the
+    # library's own thread. An enqueue-only call (no kernel, no library range inside) is dropped
+    # when the worker has standalone library ranges, so a collective is not counted twice.
+    names = ops["name"].astype(str).str.lower()
+    is_lib = names.str.startswith(("nccl:", "gloo:")).to_numpy(bool)
+    standalone_lib = any(is_lib[top] for top in members)
+    if standalone_lib:
+        for top in list(members):
+            if not is_lib[members[top]].any() and not (kernel_call == top).any():
+                del members[top]
 
     comm_args = comms.set_index("op") if len(comms) else None
     records = []
@@ -149,7 +161,7 @@ def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray]:
             }
         )
     calls = pd.DataFrame.from_records(records, columns=CALL_COLUMNS)
-    return calls, np.flatnonzero(comm_mask)
+    return calls, np.flatnonzero(comm_mask), comm_rows
 
 
 def _attach_by_launch_position(

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.analysis import comm_bytes as cb
+from torch_tb_profiler.analysis import steps as steps_mod
+from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.collectives import collective_calls
 from torch_tb_profiler.model import intervals as iv
 
@@ -60,46 +62,24 @@ def worker_rank(worker: str, distributed_info: dict | None) -> tuple[int | None,
 
 
 def _steps(profile: Any) -> tuple[list[str], list[tuple[float, float]]]:
-    """Device-extended steps when analysis.steps offers them, else host ProfilerStep ranges, else
-    one step '0' over the whole profile."""
-    bounds: list[tuple[float, float]] = []
-    names: list[str] = []
-    try:
-        from torch_tb_profiler.analysis import steps as steps_mod  # written by the overview helper
-
-        found = steps_mod.device_steps(profile)  # type: ignore[attr-defined]
-        for s in found:
-            names.append(str(s["name"]))
-            bounds.append((float(s["start"]), float(s["end"])))
-    except (ImportError, AttributeError, KeyError, TypeError):
-        st = profile.steps
-        for row in st.itertuples(index=False):
-            names.append(str(row.number))
-            bounds.append((float(row.ts), float(row.end)))
-    if not bounds:
-        lo, hi = _profile_span(profile)
-        if hi > lo:
-            names, bounds = ["0"], [(lo, hi)]
+    """The device-extended steps of analysis.steps (shared with the overview), named by number."""
+    table = steps_mod.steps(profile)
+    names = [str(int(n)) for n in table["number"].tolist()]
+    bounds = list(
+        zip(table["start"].astype(float).tolist(), table["end"].astype(float).tolist(), strict=True)
+    )
     return names, bounds
 
 
-def _profile_span(profile: Any) -> tuple[float, float]:
-    lo, hi = np.inf, -np.inf
-    for table in (profile.ops, profile.device):
-        if len(table):
-            lo = min(lo, float(table["ts"].min()))
-            hi = max(hi, float(table["end"].max()))
-    return lo, hi
-
-
 def _cpu_computation(profile: Any, calls: pd.DataFrame, comm_op_rows: set[int]) -> iv.Intervals:
-    """Host computation for CPU-only jobs: per thread, the union of host ranges (not steps, data
-    loading or collectives) minus the thread's collective calls; then the union over threads."""
+    """Host computation for CPU-only jobs: per thread, the union of operator ranges (``cpu_op``;
+    user annotations are labels that also cover waiting) that are not steps, data loading or part
+    of a collective, minus the thread's collective calls; then the union over threads."""
     ops = profile.ops
     if len(ops) == 0:
         return iv.EMPTY
     names = ops["name"].astype(str)
-    keep = ~names.str.startswith(_NOT_COMPUTE_PREFIXES).to_numpy(bool)
+    keep = np.array((ops["cat"] == "cpu_op") & ~names.str.startswith(_NOT_COMPUTE_PREFIXES), dtype=bool)
     if comm_op_rows:
         keep[list(comm_op_rows)] = False
     thread = (ops["pid"].astype(str) + "/" + ops["tid"].astype(str)).to_numpy(object)
@@ -136,17 +116,20 @@ def _descendants(ops: pd.DataFrame, roots: Iterable[int]) -> set[int]:
 
 
 def summarize_worker(worker: str, profile: Any) -> WorkerComm:
-    """Reduce one worker's profile to what the job analysis needs."""
+    """Reduce one worker's profile to what the job analysis needs (memoized on the profile)."""
+    return memoized(profile, f"distributed.worker.{worker}", lambda: _summarize(worker, profile))
+
+
+def _summarize(worker: str, profile: Any) -> WorkerComm:
     meta = profile.meta
     info = getattr(meta, "distributed_info", None) or {}
     rank, world = worker_rank(worker, info)
-    calls, comm_kernels = collective_calls(profile)
+    calls, comm_kernels, comm_ops = collective_calls(profile)
     names, bounds = _steps(profile)
     warnings: list[str] = []
 
     device = profile.device
-    is_kernel = (device["kind"] == "kernel").to_numpy(bool) if len(device) else np.zeros(0, bool)
-    compute_kernel = is_kernel.copy()
+    compute_kernel = np.array(device["kind"] == "kernel", dtype=bool)
     compute_kernel[comm_kernels] = False
     dts = device["ts"].to_numpy(np.float64) if len(device) else np.empty(0)
     dend = device["end"].to_numpy(np.float64) if len(device) else np.empty(0)
@@ -157,8 +140,8 @@ def summarize_worker(worker: str, profile: Any) -> WorkerComm:
     if compute_kernel.any():
         computation = iv.union(dts[compute_kernel], dend[compute_kernel])
     else:
-        comm_ops = _descendants(profile.ops, calls["op"].tolist())
-        computation = _cpu_computation(profile, calls, comm_ops)
+        in_comm = _descendants(profile.ops, comm_ops.tolist())
+        computation = _cpu_computation(profile, calls, in_comm)
     both = iv.intersect(computation, comm)
     overlap_rows = []
     for lo, hi in bounds:
@@ -276,8 +259,12 @@ def _match_rounds(workers: list[WorkerComm], warnings: list[str]) -> pd.DataFram
                 key = key.where(gc["ordinal"] < counts.min(), -1)
             keys.append(pd.Series([(pg, coll, k) for k in key.tolist()], index=gc.index))
     allc["key"] = pd.concat(keys)
-    allc = allc[allc["key"].map(lambda k: k[2] >= 0)]
-    allc["round"] = pd.factorize(allc["key"])[0]
+    allc["matched"] = allc["key"].map(lambda k: k[2] >= 0)
+    allc["round"] = -1
+    allc.loc[allc["matched"], "round"] = pd.factorize(allc.loc[allc["matched"], "key"])[0]
+    # an unmatched call is a round of its own (its latency and bytes count; its wait is unknown)
+    unmatched = ~allc["matched"]
+    allc.loc[unmatched, "round"] = allc["round"].max() + 1 + np.arange(int(unmatched.sum()))
     return allc
 
 
@@ -328,7 +315,7 @@ def _transfer_intervals(calls: pd.DataFrame) -> pd.DataFrame:
     out["min_dur"] = out.groupby("round")["dur"].transform("min")
     out["max_dur"] = out.groupby("round")["dur"].transform("max")
     out["ranks_in_round"] = out.groupby("round")["dur"].transform("size")
-    out["t_start"] = out["end"] - out["min_dur"]
+    out["t_start"] = np.where(out["matched"], out["end"] - out["min_dur"], np.nan)
     return out
 
 
@@ -337,7 +324,7 @@ def _wait_per_step(w: WorkerComm, t: pd.DataFrame) -> dict:
     synchronizing = |∪ call intervals| − transfer."""
     rows = []
     for i in range(len(w.steps)):
-        s = t[t["step"] == i] if len(t) else t
+        s = t[(t["step"] == i) & t["matched"]] if len(t) else t
         if len(s) == 0:
             rows.append([0.0, 0.0])
             continue
@@ -356,8 +343,9 @@ def _per_step_and_mean(
 
 
 def _comm_table(t: pd.DataFrame) -> list[dict]:
-    """Per collective: calls, bytes, latency (union of the calls' intervals), transfer time,
-    algbw = Σ bytes / Σ latency, busbw = Σ (bytes × bus factor) / Σ latency."""
+    """Per collective: calls, bytes, latency (union of the calls' intervals), transfer time (union of
+    the transfer parts of matched calls), algbw = Σ bytes / Σ latency, busbw = Σ (bytes × bus
+    factor) / Σ latency."""
     out = []
     if t.empty:
         return out
@@ -366,7 +354,8 @@ def _comm_table(t: pd.DataFrame) -> list[dict]:
         nbytes = float(g["bytes"].sum())
         latency_sum = float(g["latency"].sum())
         union = iv.total(iv.union(g["start"].to_numpy(), g["end"].to_numpy()))
-        transfer = iv.total(iv.union(g["t_start"].to_numpy(), g["end"].to_numpy()))
+        m = g[g["matched"]]
+        transfer = iv.total(iv.union(m["t_start"].to_numpy(), m["end"].to_numpy()))
         group_n = g["group_size"].where(g["group_size"] > 0, g["ranks_in_round"])
         bus_bytes = float(
             sum(b * cb.bus_factor(name, int(k)) for b, k in zip(g["bytes"], group_n, strict=True))
@@ -395,7 +384,7 @@ def stragglers(t: pd.DataFrame, workers: list[WorkerComm], max_rounds: int = 200
     max duration − min duration. Clock-skew free: only durations are compared."""
     if t.empty:
         return {"ranks": [], "rounds": [], "round_count": 0}
-    multi = t[t["ranks_in_round"] >= 2]
+    multi = t[(t["ranks_in_round"] >= 2) & t["matched"]]
     if multi.empty:
         return {"ranks": [], "rounds": [], "round_count": 0}
     last_idx = multi.sort_values(["round", "dur", "worker_i"]).groupby("round").head(1)

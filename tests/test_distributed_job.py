@@ -1,0 +1,317 @@
+"""Distributed view on synthetic jobs of 2 and 64 ranks, every collective generation, by hand.
+
+Every rank runs 2 steps of 1000 µs (step k starts at o = 1000·k). In each step:
+- compute: aten::mm on the host [o+10, o+60) launching kernel ``gemm`` on the GPU [o+100, o+400);
+- one all_reduce of 1e6 floats (4e6 bytes) issued on the host (c10d::allreduce_ [o+58, o+82) >
+  record_param_comms [o+60, o+80)) whose NCCL kernel ends at o+700 on every rank and starts at
+  o+300, except on the step's straggler, which arrives ``delay`` µs late (starts at o+300+delay).
+Ranks live on 8 nodes (host_name ``node<rank // 8>``).
+
+Hand-computed figures for a rank that is not the straggler of a step (delay d of the straggler):
+computation K = [o+100, o+400) = 300; communication M = kernel [o+300, o+700) ∪ host call
+[o+58, o+82) = 424; overlap = [o+300, o+400) = 100 → bars (300−100, 100, 424−100,
+1000−300−424+100) = (200, 100, 324, 376). Round: min duration = 400 − d → transfer = 400 − d,
+synchronizing = d. The straggler: kernel [o+300+d, o+700): M = 400 − d + 24, overlap =
+max(0, 100 − d), transfer 400 − d, synchronizing 0. Legacy traces (an nccl:all_reduce annotation
+[o+60, o+80) only) have M = 420: (200, 100, 320, 380).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.fixtures.trace_builder import TraceBuilder
+from torch_tb_profiler.analysis import distributed as D
+from torch_tb_profiler.loading import load_profile
+
+H100 = {
+    "id": 0,
+    "name": "NVIDIA H100",
+    "totalGlobalMem": 85899345920,
+    "computeMajor": 9,
+    "computeMinor": 0,
+    "numSms": 132,
+}
+NELEMS = 1_000_000
+BYTES = 4 * NELEMS
+
+
+def rank_trace(
+    rank: int,
+    world: int,
+    stragglers: dict[int, tuple[int, float]],
+    style: str = "record_param_comms",
+    with_seq: bool = True,
+    steps: int = 2,
+) -> TraceBuilder:
+    """One rank's trace. stragglers: step index -> (rank, delay µs). style: 'record_param_comms'
+    (2.x args on op and kernel), 'legacy' (nccl:all_reduce annotation with input shapes only)."""
+    info = {
+        "backend": "nccl",
+        "rank": rank,
+        "world_size": world,
+        "pg_count": 1,
+        "pg_config": [
+            {
+                "pg_name": "0",
+                "pg_desc": "default_pg",
+                "backend_config": "cuda:nccl",
+                "pg_size": world,
+                "ranks": list(range(world)),
+            }
+        ],
+    }
+    b = TraceBuilder(
+        pid=1000 + rank,
+        tid=1000 + rank,
+        device_properties=[H100],
+        distributed_info=info,
+        extra_top={"host_name": f"node{rank // 8}"},
+    )
+    for k in range(steps):
+        o = 1000.0 * k
+        b.step(k + 1, o, 1000)
+        mm = b.op("aten::mm", o + 10, 50)
+        b.launch("gemm", o + 20, 5, o + 100, 300, ext_id=mm)
+        s_rank, delay = stragglers.get(k, (-1, 0.0))
+        d = delay if s_rank == rank else 0.0
+        if style == "legacy":
+            ext = b.annotation("nccl:all_reduce", o + 60, 20, input_dims=[[NELEMS]], input_types=["float"])
+            b.launch("ncclKernel_AllReduce_RING_LL_Sum_float", o + 65, 5, o + 300 + d, 400 - d, ext_id=ext)
+        else:
+            coll = {
+                "Collective name": "allreduce",
+                "In msg nelems": NELEMS,
+                "Out msg nelems": NELEMS,
+                "dtype": "Float",
+                "Group size": world,
+                "Process Group Name": "0",
+                "Process Group Description": "default_pg",
+                "Process Group Ranks": str(list(range(world))),
+            }
+            if with_seq:
+                coll["Seq"] = k
+            outer = b.op("c10d::allreduce_", o + 58, 24)
+            ext = b.op("record_param_comms", o + 60, 20, args=coll)
+            b.launch(
+                "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                o + 65,
+                5,
+                o + 300 + d,
+                400 - d,
+                ext_id=ext,
+                extra_args=coll,
+            )
+            assert outer != ext
+    return b
+
+
+def load_job(tmp_path, world, stragglers, **kw) -> list[D.WorkerComm]:
+    out = []
+    for r in range(world):
+        path = rank_trace(r, world, stragglers, **kw).write(tmp_path / f"rank{r}.pt.trace.json")
+        # one profile at a time: only the compact WorkerComm is kept (bounded memory for many ranks)
+        out.append(D.summarize_worker(f"rank{r}", load_profile(str(path))))
+    return out
+
+
+def test_two_ranks_overlap_wait_and_stragglers(tmp_path):
+    workers = load_job(tmp_path, 2, {0: (1, 100.0), 1: (0, 50.0)})
+    job = D.analyze_job(workers)
+    assert [w["rank"] for w in job["workers"]] == [0, 1]
+    assert job["warnings"] == []
+    o0 = job["overlap"]["rank0"]["steps"]
+    # step 1: rank 0 waits for rank 1 (d=100); step 2: rank 0 is the straggler (d=50)
+    assert o0["1"] == pytest.approx({"computation": 200, "overlap": 100, "communication": 324, "other": 376})
+    assert o0["2"] == pytest.approx({"computation": 250, "overlap": 50, "communication": 324, "other": 376})
+    assert job["overlap"]["rank0"]["mean"] == pytest.approx(
+        {"computation": 225, "overlap": 75, "communication": 324, "other": 376}
+    )
+    w0 = job["wait"]["rank0"]["steps"]
+    w1 = job["wait"]["rank1"]["steps"]
+    assert w0["1"] == pytest.approx({"synchronizing": 100, "transferring": 300})
+    assert w0["2"] == pytest.approx({"synchronizing": 0, "transferring": 350})
+    assert w1["1"] == pytest.approx({"synchronizing": 0, "transferring": 300})
+    assert w1["2"] == pytest.approx({"synchronizing": 50, "transferring": 350})
+    ranks = job["stragglers"]["ranks"]
+    assert [(r["rank"], r["times_last"], r["total_wait_caused_us"]) for r in ranks] == [
+        (1, 1, 100.0),
+        (0, 1, 50.0),
+    ]
+    assert job["stragglers"]["round_count"] == 2
+
+
+def test_two_ranks_comm_table_bandwidths(tmp_path):
+    job = D.analyze_job(load_job(tmp_path, 2, {0: (1, 100.0), 1: (0, 50.0)}))
+    (row,) = job["comm_ops"]["rank0"]
+    # rank 0 calls: 400 µs (waited for rank 1) and 350 µs (it was late): 8e6 bytes in 750 µs
+    assert row["collective"] == "all_reduce" and row["calls"] == 2
+    assert row["total_bytes"] == 2 * BYTES and row["avg_bytes"] == BYTES
+    assert row["total_latency_us"] == pytest.approx(750)
+    assert row["avg_latency_us"] == pytest.approx(375)
+    assert row["total_transfer_us"] == pytest.approx(300 + 350)
+    assert row["algbw_gbps"] == pytest.approx(8e6 / 750 / 1e3)  # 10.667 GB/s
+    assert row["busbw_gbps"] == pytest.approx(8e6 / 750 / 1e3 * 2 * 1 / 2)  # 2(n-1)/n = 1 for n = 2
+
+
+def test_64_ranks(tmp_path):
+    workers = load_job(tmp_path, 64, {0: (5, 100.0), 1: (7, 50.0)})
+    job = D.analyze_job(workers)
+    assert len(job["workers"]) == 64 and job["world_size"] == 64
+    assert job["warnings"] == []
+    # a bystander rank in both steps
+    assert job["overlap"]["rank0"]["mean"] == pytest.approx(
+        {"computation": 200, "overlap": 100, "communication": 324, "other": 376}
+    )
+    assert job["wait"]["rank0"]["mean"] == pytest.approx({"synchronizing": 75, "transferring": 325})
+    # the straggler of step 1: kernel [400, 700): no overlap with gemm [100, 400)
+    assert job["overlap"]["rank5"]["steps"]["1"] == pytest.approx(
+        {"computation": 300, "overlap": 0, "communication": 324, "other": 376}
+    )
+    assert job["wait"]["rank5"]["steps"]["1"] == pytest.approx({"synchronizing": 0, "transferring": 300})
+    ranks = job["stragglers"]["ranks"]
+    assert [(r["rank"], r["times_last"], r["total_wait_caused_us"]) for r in ranks] == [
+        (5, 1, 100.0),
+        (7, 1, 50.0),
+    ]
+    row = job["comm_ops"]["rank0"][0]
+    assert row["algbw_gbps"] == pytest.approx(8e6 / 800 / 1e3)  # 10 GB/s
+    assert row["busbw_gbps"] == pytest.approx(10 * 2 * 63 / 64)  # 19.6875 GB/s
+    info = D.gpu_info(workers)
+    assert sorted(info) == [f"node{i}" for i in range(8)]
+    assert len(info["node0"]) == 8 and info["node0"]["Process 1005"]["GPU0"]["name"] == "NVIDIA H100"
+
+
+def test_legacy_annotations_with_shapes(tmp_path):
+    job = D.analyze_job(load_job(tmp_path, 2, {0: (1, 100.0)}, style="legacy"))
+    (row,) = job["comm_ops"]["rank0"]
+    assert row["collective"] == "all_reduce" and row["total_bytes"] == 2 * BYTES
+    # no process group: matched by order; same figures as the 2.x trace
+    assert job["wait"]["rank0"]["steps"]["1"] == pytest.approx({"synchronizing": 100, "transferring": 300})
+    assert job["overlap"]["rank0"]["steps"]["1"] == pytest.approx(
+        {"computation": 200, "overlap": 100, "communication": 320, "other": 380}
+    )
+
+
+def test_unequal_collective_counts_give_a_partial_answer_with_a_warning(tmp_path):
+    workers = []
+    for r, steps in ((0, 2), (1, 1)):
+        path = rank_trace(r, 2, {0: (1, 100.0)}, with_seq=False, steps=steps).write(
+            tmp_path / f"rank{r}.json"
+        )
+        workers.append(D.summarize_worker(f"rank{r}", load_profile(str(path))))
+    job = D.analyze_job(workers)
+    assert any("different numbers of calls" in w for w in job["warnings"])
+    # the first call of each rank is matched; rank 0's second has no partner: it is its own round
+    assert job["wait"]["rank0"]["steps"]["1"] == pytest.approx({"synchronizing": 100, "transferring": 300})
+    assert job["stragglers"]["round_count"] == 1
+    (row,) = job["comm_ops"]["rank0"]
+    assert row["calls"] == 2 and row["total_transfer_us"] == pytest.approx(300)  # unmatched: no transfer
+
+
+def test_gpu_info_per_node_and_process(tmp_path):
+    workers = load_job(tmp_path, 2, {})
+    info = D.gpu_info(workers)
+    assert list(info) == ["node0"]
+    node = info["node0"]
+    assert set(node) == {"Process 1000", "Process 1001"}
+    gpu = node["Process 1000"]["GPU0"]
+    assert gpu["name"] == "NVIDIA H100" and gpu["memory_gb"] == 80.0 and gpu["compute_capability"] == "9.0"
+
+
+def test_summary_shape(tmp_path):
+    out = D.summary(load_job(tmp_path, 2, {0: (1, 100.0), 1: (0, 50.0)}))
+    row = out["workers"][0]
+    assert set(row) == {
+        "worker",
+        "rank",
+        "computation_us",
+        "overlap_us",
+        "communication_us",
+        "other_us",
+        "synchronizing_us",
+        "transferring_us",
+    }
+    assert row["synchronizing_us"] == pytest.approx(50) and row["transferring_us"] == pytest.approx(325)
+
+
+def test_rank_from_worker_name_when_no_distributed_info():
+    assert D.worker_rank("job_rank-12", None) == (12, None)
+    assert D.worker_rank("worker3", {}) == (3, None)
+    assert D.worker_rank("anything", {"rank": 5, "world_size": 8}) == (5, 8)
+    assert D.worker_rank("host_1234", None) == (None, None)
+
+
+def gloo_rank_trace(rank: int, delay: float) -> TraceBuilder:
+    """CPU-only gloo rank, one step [0, 1000): aten::mm [100, 400) and a short c10d::allreduce_
+    enqueue [60, 62) on the main thread inside a user annotation [50, 800) (a label: not computation);
+    the transfer gloo:all_reduce [300 + delay, 700) on the library's own thread.
+    Expected (delay 0): computation 300, communication 400, overlap [300, 400) = 100 →
+    (200, 100, 300, 400); delay 100: (300, 0, 300, 400)."""
+    info = {
+        "backend": "gloo",
+        "rank": rank,
+        "world_size": 2,
+        "pg_count": 1,
+        "pg_config": [
+            {
+                "pg_name": "0",
+                "pg_desc": "default_pg",
+                "backend_config": "cpu:gloo",
+                "pg_size": 2,
+                "ranks": [0, 1],
+            }
+        ],
+    }
+    b = TraceBuilder(pid=2000 + rank, tid=1, distributed_info=info)
+    b.step(1, 0, 1000)
+    b.annotation("explicit_collectives", 50, 750)
+    b.op("c10d::allreduce_", 60, 2, input_dims=[[[1000]]], input_types=["TensorList"])
+    b.op("aten::mm", 100, 300)
+    b.annotation(
+        "gloo:all_reduce", 300 + delay, 400 - delay, tid=2, input_dims=[[1000]], input_types=["float"]
+    )
+    return b
+
+
+def test_cpu_only_gloo_job(tmp_path):
+    workers = []
+    for r, delay in ((0, 0.0), (1, 100.0)):
+        path = gloo_rank_trace(r, delay).write(tmp_path / f"rank{r}.json")
+        workers.append(D.summarize_worker(f"rank{r}", load_profile(str(path))))
+    job = D.analyze_job(workers)
+    assert job["overlap"]["rank0"]["steps"]["1"] == pytest.approx(
+        {"computation": 200, "overlap": 100, "communication": 300, "other": 400}
+    )
+    assert job["overlap"]["rank1"]["steps"]["1"] == pytest.approx(
+        {"computation": 300, "overlap": 0, "communication": 300, "other": 400}
+    )
+    assert job["wait"]["rank0"]["steps"]["1"] == pytest.approx({"synchronizing": 100, "transferring": 300})
+    (row,) = job["comm_ops"]["rank0"]
+    # the enqueue on the main thread and the gloo range are one call, not two
+    assert row["calls"] == 1 and row["total_bytes"] == 4000 and row["total_latency_us"] == pytest.approx(400)
+    assert job["stragglers"]["ranks"][0]["rank"] == 1
+
+
+def test_real_gloo_ddp_sample():
+    """samples/ddp_gloo_2ranks: 3 steps; per rank 12 all_reduce (3 DDP buckets of 682 + 592 + 232
+    floats and 1 explicit float per step) and 9 broadcast (48 floats + 3 longs from DDP, 1 explicit
+    long per step), matched across the two ranks without a warning."""
+    from tests.fixtures.paths import SAMPLES
+
+    files = sorted((SAMPLES / "ddp_gloo_2ranks").glob("*.pt.trace.json.gz"))
+    workers = [D.summarize_worker(f.name.split(".")[0], load_profile(str(f))) for f in files]
+    job = D.analyze_job(workers)
+    assert job["warnings"] == []
+    assert [w["rank"] for w in job["workers"]] == [0, 1]
+    for w in ("rank0", "rank1"):
+        rows = {r["collective"]: r for r in job["comm_ops"][w]}
+        assert rows["all_reduce"]["calls"] == 12
+        assert rows["all_reduce"]["total_bytes"] == 3 * 4 * (682 + 592 + 232 + 1)
+        assert rows["broadcast"]["calls"] == 9
+        assert rows["broadcast"]["total_bytes"] == 3 * (4 * 48 + 8 * 3 + 8)
+        steps = job["overlap"][w]["steps"]
+        assert list(steps) == ["2", "3", "4"]
+        for bars in steps.values():
+            assert all(v >= -1e-6 for v in bars.values())
+    assert job["stragglers"]["round_count"] == 21
