@@ -1,0 +1,96 @@
+"""Overview: environment, step-time breakdown per step and on average, GPU summary, recommendations."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from torch_tb_profiler.analysis import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.recommendations import recommendations
+
+_VERSION_HINTS = ("version",)
+
+
+def device_type(profile) -> str:
+    """GPU when the profile has any runtime call or device activity, else CPU."""
+    return "GPU" if len(profile.runtimes) or len(profile.device) else "CPU"
+
+
+def categories(profile) -> list[str]:
+    """The breakdown categories worth showing: device ones only for GPU profiles, communication only
+    when there is any."""
+    gpu = device_type(profile) == "GPU"
+    avg = breakdown.average(profile)
+    shown = []
+    for c in breakdown.CATEGORIES:
+        if c in breakdown.GPU_CATEGORIES and not gpu:
+            continue
+        if c == "communication" and avg["communication"] <= 0:
+            continue
+        shown.append(c)
+    return shown
+
+
+def environment(profile) -> dict[str, Any]:
+    """Device type, distributed setup and any version strings the trace carries."""
+    meta = profile.meta
+    env: dict[str, Any] = {"device_type": device_type(profile)}
+    info = meta.distributed_info
+    if isinstance(info, dict) and info:
+        env["distributed"] = {
+            k: info[k] for k in ("backend", "rank", "world_size", "pg_count", "nccl_version") if k in info
+        }
+    versions = {
+        str(k): v
+        for k, v in (meta.top_level or {}).items()
+        if any(h in str(k).lower() for h in _VERSION_HINTS) and isinstance(v, str | int | float)
+    }
+    if meta.schema_version is not None:
+        versions.setdefault("schemaVersion", meta.schema_version)
+    if versions:
+        env["versions"] = versions
+    if meta.framework:
+        env["framework"] = meta.framework
+    return env
+
+
+def step_rows(profile) -> list[dict[str, Any]]:
+    table = breakdown.per_step(profile)
+    out = []
+    for rec in table.to_dict(orient="records"):
+        row = {
+            "number": int(rec["number"]),
+            "name": str(rec["name"]),
+            "start_us": float(rec["start"]),
+            "end_us": float(rec["end"]),
+            "duration_us": float(rec["duration"]),
+        }
+        row.update({f"{c}_us": float(rec[c]) for c in breakdown.CATEGORIES})
+        out.append(row)
+    return out
+
+
+def overview(profile) -> dict[str, Any]:
+    """Everything the Overview page shows for one profile (times in µs, percentages 0..100)."""
+    avg = breakdown.average(profile)
+    duration = avg["duration"]
+    average = {
+        c: {"us": avg[c], "pct": 100.0 * avg[c] / duration if duration > 0 else 0.0}
+        for c in breakdown.CATEGORIES
+    }
+    return {
+        "device_type": device_type(profile),
+        "environment": environment(profile),
+        "categories": categories(profile),
+        "labels": dict(breakdown.LABELS),
+        "steps": step_rows(profile),
+        "step_time_us": duration,
+        "average": average,
+        "gpus": [_finite(g) for g in gpu_metrics.gpu_summary(profile)],
+        "recommendations": recommendations(profile),
+    }
+
+
+def _finite(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in d.items()}

@@ -1,0 +1,100 @@
+"""The headless summary of one profile (``torch-tb-profiler summary --json``).
+
+``profile_summary(profile, top)`` builds the whole per-profile dict; a view that wants its figures in
+the summary adds a key there (one ``_section`` call), so that a failing section becomes an entry of
+``errors`` instead of losing the rest. ``failed_summary`` is the entry for a file that did not load.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, operators, overview, steps
+from torch_tb_profiler.analysis.recommendations import recommendations
+
+DEFAULT_TOP = 10
+
+
+def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
+    errors: list[str] = []
+
+    def section(name: str, compute: Callable[[], Any], fallback: Any) -> Any:
+        try:
+            return clean(compute())
+        except Exception as exc:  # one broken section must not hide the others
+            errors.append(f"{name}: {type(exc).__name__}: {exc}")
+            return fallback
+
+    avg = section("breakdown", lambda: breakdown.average(profile), None)
+    out: dict[str, Any] = {
+        "run": profile.run,
+        "worker": profile.worker,
+        "span": profile.span,
+        "device_type": overview.device_type(profile),
+        "steps": section("steps", lambda: len(steps.steps(profile)), 0),
+        "step_time_us": avg["duration"] if avg else None,
+        "breakdown_us": {c: avg[c] for c in breakdown.CATEGORIES} if avg else None,
+        "gpus": section("gpus", lambda: _gpus(profile), []),
+        "operators": section("operators", lambda: _operators(profile, top), []),
+        "kernels": section("kernels", lambda: _kernels(profile, top), []),
+        "recommendations": section(
+            "recommendations",
+            lambda: [{"id": r["id"], "text": r["text"]} for r in recommendations(profile)],
+            [],
+        ),
+    }
+    out["errors"] = errors
+    return out
+
+
+def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, Any]:
+    """The entry of a profile whose file could not be loaded."""
+    return {
+        "run": run,
+        "worker": worker,
+        "span": span,
+        "device_type": None,
+        "steps": 0,
+        "step_time_us": None,
+        "breakdown_us": None,
+        "gpus": [],
+        "operators": [],
+        "kernels": [],
+        "recommendations": [],
+        "errors": [message],
+    }
+
+
+def _gpus(profile) -> list[dict[str, Any]]:
+    keys = ("id", "name", "utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct", "tensor_core_pct")
+    return [{k: g[k] for k in keys} for g in gpu_metrics.gpu_summary(profile)]
+
+
+def _operators(profile, top: int) -> list[dict[str, Any]]:
+    table = operators.top(operators.operator_table(profile, "name"), "host_total_us", top)
+    keys = ["name", "calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us"]
+    return operators.records(table[keys])
+
+
+def _kernels(profile, top: int) -> list[dict[str, Any]]:
+    table = kernels.kernel_table(profile, "name").head(top)
+    keys = ["name", "calls", "total_us", "mean_blocks_per_sm", "mean_achieved_occupancy_pct"]
+    return operators.records(table[keys])
+
+
+def clean(value: Any) -> Any:
+    """Plain JSON data: numpy scalars to Python, NaN/inf to None, tuples to lists."""
+    if isinstance(value, dict):
+        return {str(k): clean(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [clean(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str | bytes):
+        try:
+            value = value.item()
+        except (ValueError, TypeError):
+            return value
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

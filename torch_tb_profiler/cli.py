@@ -1,0 +1,211 @@
+"""``torch-tb-profiler summary PATH``: the overview, operator and kernel figures without a browser.
+
+PATH is a logdir, a run directory or one trace file (local or any URL the plugin accepts). Exit status:
+0 when at least one profile was summarised, 2 on bad arguments (including filters that match nothing),
+1 when nothing could be loaded; the reason goes to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import posixpath
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from torch_tb_profiler.analysis.summary import DEFAULT_TOP, failed_summary, profile_summary
+from torch_tb_profiler.discovery import TraceFile, group_files, parse_name
+from torch_tb_profiler.storage import FileInfo, Location, local_copy, resolve, walk_files
+
+EXIT_OK, EXIT_NOTHING_LOADED, EXIT_BAD_ARGS = 0, 1, 2
+
+
+class CliError(Exception):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def _non_negative(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="torch-tb-profiler", description="PyTorch profiler trace analysis.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    s = sub.add_parser(
+        "summary", help="summarise profiles: step breakdown, GPU metrics, top operators/kernels"
+    )
+    s.add_argument("path", help="a logdir, a run directory or one *.pt.trace.json[.gz] file")
+    s.add_argument("--run", help="only this run (its name relative to the logdir)")
+    s.add_argument("--worker", help="only this worker")
+    s.add_argument("--span", help="only this span (1..n)")
+    s.add_argument("--top", type=_non_negative, default=DEFAULT_TOP, help="operators and kernels to list")
+    s.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    return parser
+
+
+def find_traces(path: str) -> tuple[Location, list[TraceFile]]:
+    """The trace files PATH names, with run/worker/span assigned as the plugin assigns them."""
+    try:
+        loc = resolve(path)
+    except Exception as exc:
+        raise CliError(f"cannot open {path!r}: {exc}", EXIT_BAD_ARGS) from exc
+    try:
+        if loc.fs.isfile(loc.root):
+            return _single_file(loc)
+        if not loc.fs.isdir(loc.root):
+            raise CliError(f"{path!r} does not exist", EXIT_BAD_ARGS)
+        return loc, group_files(loc, walk_files(loc))
+    except CliError:
+        raise
+    except Exception as exc:
+        raise CliError(f"cannot list {path!r}: {exc}", EXIT_NOTHING_LOADED) from exc
+
+
+def _single_file(loc: Location) -> tuple[Location, list[TraceFile]]:
+    directory, filename = posixpath.split(loc.root)
+    dir_loc = Location(url=directory, fs=loc.fs, root=directory, namespace=loc.namespace)
+    siblings = [
+        FileInfo(p, 0, 0.0)
+        for p in (loc.fs.ls(directory, detail=False) if directory else [])
+        if p != loc.root
+    ]
+    info = loc.fs.info(loc.root)
+    me = FileInfo(loc.root, int(info.get("size") or 0), 0.0)
+    grouped = [t for t in group_files(dir_loc, [me, *siblings]) if t.info.path == loc.root]
+    if grouped:
+        return dir_loc, grouped
+    # not named like a trace file: summarise it anyway, as worker = its name
+    run = posixpath.basename(directory) or "."
+    parsed = parse_name(filename)
+    worker = parsed[0] if parsed else filename
+    return dir_loc, [TraceFile(run, worker, "1", me)]
+
+
+def select(files: list[TraceFile], run: str | None, worker: str | None, span: str | None) -> list[TraceFile]:
+    chosen = files
+    for label, value, attr in (("run", run, "run"), ("worker", worker, "worker"), ("span", span, "span")):
+        if value is None:
+            continue
+        narrowed = [f for f in chosen if getattr(f, attr) == value]
+        if not narrowed:
+            known = sorted({getattr(f, attr) for f in chosen})
+            raise CliError(f"no {label} {value!r}; found: {', '.join(known) or 'none'}", EXIT_BAD_ARGS)
+        chosen = narrowed
+    return chosen
+
+
+def summarise(loc: Location, files: list[TraceFile], top: int) -> list[dict[str, Any]]:
+    from torch_tb_profiler.loading import load_profile  # heavy imports only when there is work
+
+    out = []
+    for f in files:
+        try:
+            local = local_copy(loc, f.info)
+            profile = load_profile(local, run=f.run, worker=f.worker, span=f.span)
+        except Exception as exc:  # a broken file is reported, never fatal
+            out.append(failed_summary(f.run, f.worker, f.span, f"cannot load {f.info.path}: {exc}"))
+            continue
+        out.append(profile_summary(profile, top))
+    return out
+
+
+def render_text(profiles: list[dict[str, Any]]) -> str:
+    lines: list[str] = []
+    for p in profiles:
+        lines.append(f"== run {p['run']}  worker {p['worker']}  span {p['span']}")
+        if p["device_type"] is None:
+            lines.extend(f"   error: {e}" for e in p["errors"])
+            lines.append("")
+            continue
+        lines.append(
+            f"device: {p['device_type']}   steps: {p['steps']}   mean step: {_ms(p['step_time_us'])}"
+        )
+        if p["breakdown_us"] and p["step_time_us"]:
+            lines.append("step-time breakdown (mean per step):")
+            for key, value in p["breakdown_us"].items():
+                if p["device_type"] == "CPU" and key in ("kernel", "memcpy", "memset"):
+                    continue
+                lines.append(f"  {key:<14}{_ms(value):>12}  {100 * value / p['step_time_us']:6.2f}%")
+        for g in p["gpus"]:
+            occ = g["achieved_occupancy_pct"]
+            lines.append(
+                f"GPU {g['id']} {g['name'] or ''}: utilization {g['utilization_pct']:.2f}%, "
+                f"est. SM efficiency {g['sm_efficiency_pct']:.2f}%, est. achieved occupancy "
+                f"{'n/a' if occ is None else f'{occ:.2f}%'}, tensor cores {g['tensor_core_pct']:.2f}%"
+            )
+        if p["operators"]:
+            lines.append("top operators by host total (µs):")
+            lines.append(
+                f"  {'calls':>7} {'host self':>12} {'host total':>12} {'dev self':>12} {'dev total':>12}  name"
+            )
+            for o in p["operators"]:
+                lines.append(
+                    f"  {o['calls']:>7} {o['host_self_us']:>12.0f} {o['host_total_us']:>12.0f} "
+                    f"{o['device_self_us']:>12.0f} {o['device_total_us']:>12.0f}  {o['name']}"
+                )
+        if p["kernels"]:
+            lines.append("top kernels by total time (µs):")
+            lines.append(f"  {'calls':>7} {'total':>12} {'blocks/SM':>10} {'occupancy':>10}  name")
+            for k in p["kernels"]:
+                bps, occ = k["mean_blocks_per_sm"], k["mean_achieved_occupancy_pct"]
+                lines.append(
+                    f"  {k['calls']:>7} {k['total_us']:>12.0f} {'n/a' if bps is None else f'{bps:.2f}':>10} "
+                    f"{'n/a' if occ is None else f'{occ:.1f}%':>10}  {_short(k['name'])}"
+                )
+        if p["recommendations"]:
+            lines.append("recommendations:")
+            lines.extend(f"  - [{r['id']}] {r['text']}" for r in p["recommendations"])
+        lines.extend(f"error: {e}" for e in p["errors"])
+        lines.append("")
+    return "\n".join(lines)
+
+
+def _ms(us: float | None) -> str:
+    return "n/a" if us is None else f"{us / 1000:.3f} ms"
+
+
+def _short(name: str, width: int = 100) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse prints the reason; keep its status (2 for bad arguments)
+        return int(exc.code or 0)
+    try:
+        loc, files = find_traces(args.path)
+        if not files:
+            raise CliError(f"no *.pt.trace.json[.gz] files under {args.path!r}", EXIT_NOTHING_LOADED)
+        files = select(files, args.run, args.worker, args.span)
+    except CliError as exc:
+        print(f"torch-tb-profiler: {exc}", file=sys.stderr)
+        return exc.status
+    profiles = summarise(loc, files, args.top)
+    loaded = [p for p in profiles if p["device_type"] is not None]
+    for p in profiles:
+        for e in p["errors"]:
+            print(f"torch-tb-profiler: {p['run']}/{p['worker']}/span {p['span']}: {e}", file=sys.stderr)
+    if args.json:
+        sys.stdout.write(json.dumps({"profiles": profiles}, allow_nan=False) + "\n")
+    else:
+        sys.stdout.write(render_text(profiles))
+    sys.stdout.flush()
+    if not loaded:
+        print("torch-tb-profiler: nothing could be loaded", file=sys.stderr)
+        return EXIT_NOTHING_LOADED
+    return EXIT_OK
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
