@@ -101,17 +101,27 @@ class SyncArgs(msgspec.Struct, gc=False):
     kind: str | None = _F(default=None, name="cuda_sync_kind")
 
 
+_decoders: dict[type, msgspec.json.Decoder] = {}
+
+
 def decode_batch(raws: Sequence[msgspec.Raw], kind: type[A]) -> list[A]:
-    """Decode many raw ``args`` objects into ``kind`` in one call (tolerant fallback per field)."""
-    if not raws:
-        return []
-    blob = b"[" + b",".join(raws) + b"]"
+    """Decode many raw ``args`` objects into ``kind`` (tolerant per-field fallback for odd values)."""
+    decoder = _decoders.get(kind)
+    if decoder is None:
+        decoder = _decoders[kind] = msgspec.json.Decoder(kind)
     try:
-        return msgspec.json.decode(blob, type=list[kind])
-    except msgspec.ValidationError:
+        return [decoder.decode(raw) for raw in raws]
+    except (msgspec.ValidationError, msgspec.DecodeError):
         pass
-    generic: list[Any] = msgspec.json.decode(blob)
-    return [_coerce(item, kind) for item in generic]
+    out = []
+    for raw in raws:
+        try:
+            out.append(decoder.decode(raw))
+        except msgspec.ValidationError:
+            out.append(_coerce(msgspec.json.decode(raw), kind))
+        except msgspec.DecodeError:
+            out.append(kind())
+    return out
 
 
 def _coerce(item: Any, kind: type[A]) -> A:

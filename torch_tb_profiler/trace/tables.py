@@ -66,14 +66,11 @@ def _strs(values: Iterable[Any]) -> list[str]:
 
 def _interned(values: list[Any]) -> np.ndarray:
     """Values as an object array of str, equal values sharing one str object (pid/tid/name)."""
-    if not values:
-        return np.empty(0, dtype=object)
-    codes, uniques = pd.factorize(np.array(values, dtype=object), sort=False)
-    as_str = np.array([u if isinstance(u, str) else str(u) for u in uniques], dtype=object)
-    if len(set(as_str.tolist())) != len(as_str):  # 25738 and "25738": share one object
-        canonical: dict[str, str] = {}
-        as_str = np.array([canonical.setdefault(u, u) for u in as_str], dtype=object)
-    return as_str[codes]
+    canonical: dict[str, str] = {}
+    mapping = {v: canonical.setdefault(s := v if isinstance(v, str) else str(v), s) for v in set(values)}
+    out = np.empty(len(values), dtype=object)
+    out[:] = list(map(mapping.__getitem__, values))
+    return out
 
 
 def _ext(args: list[Any]) -> np.ndarray:
