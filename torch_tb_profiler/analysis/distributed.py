@@ -224,17 +224,23 @@ def _match_rounds(workers: list[WorkerComm], warnings: list[str]) -> pd.DataFram
     """All calls of all workers with a ``round`` id: the same collective on different ranks.
 
     Within each process group, calls are matched by sequence number when every worker's calls in
-    that group carry one, else by order; with unequal counts the first min(count) are matched.
+    that group carry one, else by order among the calls of the same collective in the same step
+    (with unequal counts, a warning). A round that misses a worker calling collectives in that group
+    is unmatched: its calls count in the comm-op table but not in synchronizing/transfer time.
     """
     frames = []
     for w_i, w in enumerate(workers):
         c = w.calls.copy()
         c["worker_i"] = w_i
         c["pg"] = c["pg"].replace("", "default")
+        # group size for the bus factor: the call's args, else the world size (else, later, the
+        # number of ranks in the round)
+        c["group_size"] = c["group_size"].where(c["group_size"] > 0, w.world_size or -1)
         # issue order: the device stream order when the call ran there, else host order
         c["issued"] = np.where(c["on_device"], c["dev_ts"], c["host_ts"])
         c = c.sort_values("issued", kind="stable")
-        c["ordinal"] = c.groupby(["pg", "collective"]).cumcount()
+        c["step_name"] = [w.steps[i] if i >= 0 else "" for i in c["step"].tolist()]
+        c["ordinal"] = c.groupby(["pg", "collective", "step_name"]).cumcount()
         frames.append(c)
     if not frames:
         return pd.DataFrame()
@@ -246,20 +252,25 @@ def _match_rounds(workers: list[WorkerComm], warnings: list[str]) -> pd.DataFram
         if (g["seq"] >= 0).all():
             keys.append(pd.Series([(pg, "", s) for s in g["seq"].tolist()], index=g.index))
             continue
-        # no sequence numbers: the k-th call of a collective in a group matches the k-th elsewhere
-        for coll, gc in g.groupby("collective", sort=True):
+        # no sequence numbers: the k-th call of a collective in a group and step (steps are
+        # numbered alike on every rank) matches the k-th elsewhere
+        for (coll, step), gc in g.groupby(["collective", "step_name"], sort=True):
             counts = gc.groupby("worker_i").size()
             key = gc["ordinal"]
             if counts.nunique() > 1 or len(counts) < g["worker_i"].nunique():
                 detail = ", ".join(f"{workers[i].worker}: {n}" for i, n in counts.items())
+                where = f"step {step}" if step else "outside steps"
                 warnings.append(
-                    f"process group {pg}, {coll}: workers have different numbers of calls ({detail}); "
-                    f"only the first {counts.min()} of each are matched"
+                    f"process group {pg}, {coll}, {where}: workers have different numbers of calls "
+                    f"({detail}); only the first {counts.min()} of each are matched"
                 )
                 key = key.where(gc["ordinal"] < counts.min(), -1)
-            keys.append(pd.Series([(pg, coll, k) for k in key.tolist()], index=gc.index))
+            keys.append(pd.Series([(pg, f"{coll}@{step}", k) for k in key.tolist()], index=gc.index))
     allc["key"] = pd.concat(keys)
-    allc["matched"] = allc["key"].map(lambda k: k[2] >= 0)
+    # a round is matched when every worker that calls collectives in the group took part
+    expected = allc.groupby("pg")["worker_i"].transform("nunique")
+    present = allc.groupby("key")["worker_i"].transform("nunique")
+    allc["matched"] = allc["key"].map(lambda k: k[2] >= 0) & (present == expected)
     allc["round"] = -1
     allc.loc[allc["matched"], "round"] = pd.factorize(allc.loc[allc["matched"], "key"])[0]
     # an unmatched call is a round of its own (its latency and bytes count; its wait is unknown)
