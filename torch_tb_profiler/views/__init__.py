@@ -1,3 +1,8 @@
 """HTTP views: each module listed here exposes ``ROUTES: dict[str, Handler]`` (see ``views/common.py``)."""
 
-VIEW_MODULES: tuple[str, ...] = ("torch_tb_profiler.views.core",)
+VIEW_MODULES: tuple[str, ...] = (
+    "torch_tb_profiler.views.core",
+    "torch_tb_profiler.views.overview",
+    "torch_tb_profiler.views.operators",
+    "torch_tb_profiler.views.kernels",
+)
