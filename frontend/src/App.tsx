@@ -1,0 +1,214 @@
+import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
+import { type Api, pageApi } from "./api/client";
+import { type RunsAnswer, normalizeNames, normalizeRuns } from "./api/runs";
+import { Empty, ErrorBox, Loading, Select } from "./components/common";
+import { RunStatus } from "./components/RunStatus";
+import { copyText } from "./lib/source";
+import { useTheme } from "./lib/theme";
+import { useUrlState } from "./lib/urlState";
+import { VIEWS, viewLabel, viewKey } from "./views/registry";
+
+const POLL_LOADING_MS = 3000;
+const POLL_IDLE_MS = 15000;
+
+function useRuns(api: Api): { answer: RunsAnswer | null; error: Error | null } {
+  const [answer, setAnswer] = useState<RunsAnswer | null>(null);
+  const [error, setError] = useState<Error | null>(null);
+  useEffect(() => {
+    let live = true;
+    let timer = 0;
+    const poll = async () => {
+      let busy = true;
+      try {
+        const a = normalizeRuns(await api.get<unknown>("runs"));
+        if (!live) return;
+        setAnswer(a);
+        setError(null);
+        busy = a.scanning || a.runs.length === 0 || a.runs.some((r) => r.loading);
+      } catch (e) {
+        if (live) setError(e instanceof Error ? e : new Error(String(e)));
+      }
+      if (live) timer = window.setTimeout(poll, busy ? POLL_LOADING_MS : POLL_IDLE_MS);
+    };
+    void poll();
+    return () => {
+      live = false;
+      window.clearTimeout(timer);
+    };
+  }, [api]);
+  return { answer, error };
+}
+
+/** Fetch a name list (views/workers/spans); refetched when deps change. */
+function useNames(api: Api, path: string, params: Record<string, string> | null, version: string) {
+  const [state, setState] = useState<{ key: string; names: string[] | null; error: Error | null }>({
+    key: "",
+    names: null,
+    error: null,
+  });
+  const key = params ? `${api.url(path, params)}#${version}` : "";
+  useEffect(() => {
+    if (!params) return;
+    let live = true;
+    api.get<unknown>(path, params).then(
+      (raw) => live && setState({ key, names: normalizeNames(raw), error: null }),
+      (e: unknown) => live && setState({ key, names: null, error: e instanceof Error ? e : new Error(String(e)) }),
+    );
+    return () => {
+      live = false;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [key]);
+  return state.key === key ? state : { key, names: null, error: null };
+}
+
+export function App(): ReactNode {
+  const api = useMemo(() => pageApi(), []);
+  const theme = useTheme();
+  const [state, setState] = useUrlState();
+  const { answer, error: runsError } = useRuns(api);
+  const [copied, setCopied] = useState("");
+
+  const runs = answer?.runs ?? [];
+  const run = runs.find((r) => r.name === state.run) ?? runs[0] ?? null;
+  const runVersion = run ? `${run.version}|${run.loading}|${run.errors.length}` : "";
+
+  // A run that reloaded (new or changed files) invalidates cached answers.
+  const lastVersion = useRef("");
+  if (run && runVersion !== lastVersion.current) {
+    if (lastVersion.current !== "") api.clearCache();
+    lastVersion.current = runVersion;
+  }
+
+  const views = useNames(api, "views", run ? { run: run.name } : null, runVersion);
+  const viewNames = views.names ?? [];
+  const view = viewNames.find((v) => viewKey(v) === viewKey(state.view ?? "")) ?? viewNames[0] ?? null;
+
+  const workers = useNames(api, "workers", run && view ? { run: run.name, view } : null, runVersion);
+  const workerNames = workers.names ?? [];
+  const worker = workerNames.find((w) => w === state.worker) ?? workerNames[0] ?? null;
+
+  const spans = useNames(api, "spans", run && worker ? { run: run.name, worker } : null, runVersion);
+  const spanNames = spans.names ?? [];
+  const span = spanNames.find((s) => s === state.span) ?? spanNames[0] ?? null;
+
+  // Write the effective selection back, so the address always links to what is shown.
+  useEffect(() => {
+    const patch: Record<string, string | null> = {};
+    if (run && state.run !== run.name) patch.run = run.name;
+    if (view && state.view !== view) patch.view = view;
+    if (worker && state.worker !== worker) patch.worker = worker;
+    if (spans.names && (span ?? null) !== (state.span ?? null)) patch.span = span;
+    if (Object.keys(patch).length) setState(patch);
+  }, [run, view, worker, span, spans.names, state, setState]);
+
+  const ViewComponent = view ? VIEWS[viewKey(view)] : undefined;
+
+  let body: ReactNode;
+  if (runsError && !answer) body = <ErrorBox error={runsError} what="the run list" />;
+  else if (!answer) body = <Loading what="runs" />;
+  else if (!run)
+    body = (
+      <Empty title={answer.scanning ? "Scanning the log directory…" : "No profiler runs found"}>
+        {answer.scanning
+          ? "Runs appear here as soon as their trace files are found."
+          : `The log directory ${answer.logdir ? `"${answer.logdir}" ` : ""}has no *.pt.trace.json(.gz) files. Write traces with torch.profiler.tensorboard_trace_handler(logdir); new files show up here by themselves.`}
+      </Empty>
+    );
+  else if (views.error) body = <ErrorBox error={views.error} what="the views of this run" />;
+  else if (!views.names) body = <Loading what="views" />;
+  else if (viewNames.length === 0)
+    body = (
+      <Empty title={run.loading ? `${run.name} is still loading` : `Nothing to show for ${run.name}`}>
+        {run.loading ? "Views appear when its first trace file is parsed." : "None of its trace files could be loaded (see the errors above)."}
+      </Empty>
+    );
+  else if (workers.error) body = <ErrorBox error={workers.error} what="the workers" />;
+  else if (spans.error) body = <ErrorBox error={spans.error} what="the spans" />;
+  else if (!worker || !spans.names) body = <Loading what="workers" />;
+  else if (!ViewComponent || !view)
+    body = <Empty title={`The ${view ?? ""} view is not supported by this version of the frontend`} />;
+  else
+    body = (
+      <ViewComponent
+        key={`${run.name}|${view}|${worker}|${span ?? ""}|${runVersion}`}
+        api={api}
+        run={run.name}
+        worker={worker}
+        span={spanNames.length ? span : null}
+        state={state}
+        setState={setState}
+      />
+    );
+
+  const copyLink = () => {
+    const url = window.location.href;
+    void copyText(url).then((ok) => setCopied(ok ? "Link copied" : url));
+    window.setTimeout(() => setCopied(""), 4000);
+  };
+
+  return (
+    <div className="app" data-theme={theme}>
+      <header className="topbar">
+        <h1>PyTorch Profiler</h1>
+        <nav className="selectors" aria-label="Selection">
+          {runs.length > 0 && run && (
+            <Select
+              label="Run"
+              testId="select-run"
+              value={run.name}
+              options={runs.map((r) => ({ value: r.name, label: r.loading ? `${r.name} (loading)` : r.name }))}
+              onChange={(v) => setState({ run: v, view: state.view, worker: null, span: null }, true)}
+            />
+          )}
+          {viewNames.length > 0 && view && (
+            <Select
+              label="View"
+              testId="select-view"
+              value={view}
+              options={viewNames.map((v) => ({ value: v, label: viewLabel(v) }))}
+              onChange={(v) => setState({ view: v }, true)}
+            />
+          )}
+          {workerNames.length > 0 && worker && (
+            <Select
+              label="Worker"
+              testId="select-worker"
+              value={worker}
+              options={workerNames.map((w) => ({ value: w }))}
+              onChange={(v) => setState({ worker: v, span: null }, true)}
+            />
+          )}
+          {spanNames.length > 1 && span && (
+            <Select
+              label="Span"
+              testId="select-span"
+              value={span}
+              options={spanNames.map((s) => ({ value: s }))}
+              onChange={(v) => setState({ span: v }, true)}
+            />
+          )}
+        </nav>
+        <div className="topbar-actions">
+          <button type="button" className="btn" onClick={copyLink} title="Copy a link to this selection">
+            Copy link
+          </button>
+          <a className="btn" href={window.location.href} target="_blank" rel="noopener" title="Open this view in its own tab">
+            Open in new tab
+          </a>
+          {copied && <span className="muted">{copied}</span>}
+        </div>
+      </header>
+      {runsError && answer && <div className="warn">Could not refresh the run list: {runsError.message}</div>}
+      {answer?.scanError && (
+        <div className="warn" role="alert" data-testid="scan-error">
+          Could not list the log directory: {answer.scanError}
+        </div>
+      )}
+      {run && <RunStatus run={run} />}
+      <main className="content" data-testid="view" data-view={view ? viewKey(view) : ""}>
+        {body}
+      </main>
+    </div>
+  );
+}

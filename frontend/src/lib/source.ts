@@ -1,0 +1,70 @@
+// Call-stack frames and jump to source (VS Code's TensorBoard webview, see docs/user_guide.md).
+
+export interface Frame {
+  text: string;
+  file: string | null;
+  line: number | null;
+  func: string;
+}
+
+/** Parse `path/to/file.py(123): fn` (both the legacy `Call stack` frames and python_function names). */
+export function parseFrame(text: string): Frame {
+  const t = text.trim();
+  const m = /^(.*)\((\d+)\)(?::\s*(.*))?$/s.exec(t);
+  if (m && m[1] && m[1].trim() !== "") {
+    return { text: t, file: m[1].trim(), line: Number(m[2]), func: (m[3] ?? "").trim() };
+  }
+  return { text: t, file: null, line: null, func: t };
+}
+
+/** A legacy `Call stack` string: frames separated by `;`. */
+export function parseStack(stack: string): Frame[] {
+  return stack
+    .split(";")
+    .map((s) => s.trim())
+    .filter((s) => s !== "")
+    .map(parseFrame);
+}
+
+/**
+ * True when this page is two frames below another document, as in VS Code: plugin frame → TensorBoard
+ * page → webview page. In a plain browser tab TensorBoard's page is the top, so parent.parent === parent.
+ */
+export function embeddedTwoDeep(w: Window = window): boolean {
+  try {
+    return w.parent !== w && w.parent.parent !== w.parent;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The message VS Code's webview relays as `jump_to_source`: a 0-based line. The webview drops messages
+ * whose line is falsy, so a frame on line 1 is sent as 1 (the editor lands one line low) instead of 0.
+ */
+export function jumpMessage(file: string, line: number): { filename: string; line: number } {
+  return { filename: file, line: line > 1 ? line - 1 : 1 };
+}
+
+export async function copyText(text: string): Promise<boolean> {
+  try {
+    await navigator.clipboard.writeText(text);
+    return true;
+  } catch {
+    // Clipboard API refused (permissions policy in iframes): fall back to a selected textarea.
+    const ta = document.createElement("textarea");
+    ta.value = text;
+    ta.style.position = "fixed";
+    ta.style.opacity = "0";
+    document.body.appendChild(ta);
+    ta.select();
+    let ok = false;
+    try {
+      ok = document.execCommand("copy");
+    } catch {
+      ok = false;
+    }
+    ta.remove();
+    return ok;
+  }
+}

@@ -1,0 +1,240 @@
+import { type ReactNode, useMemo } from "react";
+import { Chart, safeTooltip } from "../components/Chart";
+import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
+import { type Column, DataTable } from "../components/DataTable";
+import { fileSlug } from "../lib/csv";
+import { formatDuration } from "../lib/format";
+import { arr, get, isObj, num, str } from "../lib/pick";
+import { useApi } from "../lib/useApi";
+import { stepFigures } from "./shape";
+import { type ViewProps } from "./types";
+
+interface CommRow {
+  collective: string;
+  calls: number;
+  totalBytes: number | null;
+  avgBytes: number | null;
+  totalLatency: number | null;
+  avgLatency: number | null;
+  totalTransfer: number | null;
+  avgTransfer: number | null;
+  algbw: number | null;
+  busbw: number | null;
+}
+
+const COMM_COLUMNS: Column<CommRow>[] = [
+  { id: "collective", header: "Collective", kind: "text", value: (r) => r.collective, width: "minmax(160px, 2fr)" },
+  { id: "calls", header: "Calls", kind: "count", value: (r) => r.calls },
+  { id: "total_bytes", header: "Total size", kind: "bytes", value: (r) => r.totalBytes },
+  { id: "avg_bytes", header: "Mean size", kind: "bytes", value: (r) => r.avgBytes },
+  { id: "total_latency", header: "Total latency", kind: "duration", value: (r) => r.totalLatency, tooltip: "Union of the calls' intervals" },
+  { id: "avg_latency", header: "Mean latency", kind: "duration", value: (r) => r.avgLatency },
+  { id: "total_transfer", header: "Total transfer", kind: "duration", value: (r) => r.totalTransfer, tooltip: "Union of the transfer parts (after the last rank arrived)" },
+  { id: "avg_transfer", header: "Mean transfer", kind: "duration", value: (r) => r.avgTransfer },
+  { id: "algbw", header: "Alg. bandwidth", kind: "bandwidth", value: (r) => r.algbw },
+  { id: "busbw", header: "Bus bandwidth", kind: "bandwidth", value: (r) => r.busbw },
+];
+
+interface StragglerRow {
+  worker: string;
+  rank: number | null;
+  timesLast: number;
+  totalWait: number;
+  maxWait: number;
+}
+
+const STRAGGLER_COLUMNS: Column<StragglerRow>[] = [
+  { id: "worker", header: "Worker", kind: "text", value: (r) => r.worker },
+  { id: "rank", header: "Rank", kind: "count", value: (r) => r.rank },
+  { id: "times_last", header: "Times last to arrive", kind: "count", value: (r) => r.timesLast },
+  { id: "total_wait", header: "Wait caused (total)", kind: "duration", value: (r) => r.totalWait, tooltip: "Σ over rounds of (longest − shortest call duration)" },
+  { id: "max_wait", header: "Wait caused (max)", kind: "duration", value: (r) => r.maxWait },
+];
+
+interface GpuRow {
+  node: string;
+  process: string;
+  gpu: string;
+  name: string;
+  memory: string;
+  cc: string;
+}
+
+const GPU_COLUMNS: Column<GpuRow>[] = [
+  { id: "node", header: "Node", kind: "text", value: (r) => r.node },
+  { id: "process", header: "Process", kind: "text", value: (r) => r.process },
+  { id: "gpu", header: "GPU", kind: "text", value: (r) => r.gpu, width: "minmax(80px, 1fr)" },
+  { id: "name", header: "Name", kind: "text", value: (r) => r.name },
+  { id: "memory", header: "Memory", kind: "text", value: (r) => r.memory, width: "minmax(100px, 1fr)" },
+  { id: "cc", header: "Compute capability", kind: "text", value: (r) => r.cc, width: "minmax(100px, 1fr)" },
+];
+
+function readGpuInfo(info: unknown): GpuRow[] {
+  const rows: GpuRow[] = [];
+  if (!isObj(info)) return rows;
+  for (const [node, procs] of Object.entries(info)) {
+    if (!isObj(procs)) continue;
+    for (const [process, gpus] of Object.entries(procs)) {
+      if (!isObj(gpus)) continue;
+      for (const [gpu, props] of Object.entries(gpus)) {
+        rows.push({
+          node,
+          process,
+          gpu,
+          name: str(props, "Name", "name"),
+          memory: str(props, "Memory", "memory"),
+          cc: str(props, "Compute Capability", "compute_capability"),
+        });
+      }
+    }
+  }
+  return rows;
+}
+
+function stackedBars(title: string, workers: string[], legends: { key: string; label: string }[], values: Record<string, Record<string, number>>) {
+  return {
+    title: { text: title, left: 0, textStyle: { fontSize: 13 } },
+    tooltip: { ...safeTooltip, trigger: "axis", valueFormatter: (v: number) => formatDuration(v) },
+    legend: { top: 0, right: 0 },
+    grid: { left: 110, right: 20, top: 40, bottom: 30 },
+    yAxis: { type: "category", data: workers, inverse: true },
+    xAxis: { type: "value", axisLabel: { formatter: (v: number) => formatDuration(v) } },
+    series: legends.map((l) => ({
+      name: l.label,
+      type: "bar",
+      stack: "w",
+      barMaxWidth: 28,
+      data: workers.map((w) => values[w]?.[l.key] ?? 0),
+    })),
+  };
+}
+
+const OVERLAP = [
+  { key: "computation", label: "Computation" },
+  { key: "overlap", label: "Overlapping" },
+  { key: "communication", label: "Communication" },
+  { key: "other", label: "Other" },
+];
+const WAIT = [
+  { key: "synchronizing", label: "Synchronizing" },
+  { key: "transferring", label: "Data transfer" },
+];
+
+export function DistributedView(p: ViewProps): ReactNode {
+  const params: Record<string, string> = { run: p.run };
+  if (p.span !== null) params.span = p.span;
+  const { data, error } = useApi<unknown>(p.api, "distributed", params);
+  const step = p.state.step ?? "all";
+
+  const shaped = useMemo(() => {
+    if (data === undefined) return null;
+    const workers = arr(data, "workers").map((w) => ({ worker: str(w, "worker", "name"), rank: num(w, "rank"), steps: arr(w, "steps").map(String) }));
+    const names = workers.map((w) => w.worker);
+    const steps = [...new Set(workers.flatMap((w) => w.steps))];
+    const commOps = get(data, "comm_ops");
+    const st = get(data, "stragglers");
+    return {
+      names,
+      steps,
+      overlap: get(data, "overlap"),
+      wait: get(data, "wait"),
+      comm: Object.fromEntries(
+        names.map((w) => [
+          w,
+          arr(commOps, w).map(
+            (r): CommRow => ({
+              collective: str(r, "collective", "name"),
+              calls: num(r, "calls") ?? 0,
+              totalBytes: num(r, "total_bytes"),
+              avgBytes: num(r, "avg_bytes"),
+              totalLatency: num(r, "total_latency_us"),
+              avgLatency: num(r, "avg_latency_us"),
+              totalTransfer: num(r, "total_transfer_us"),
+              avgTransfer: num(r, "avg_transfer_us"),
+              algbw: num(r, "algbw_gbps"),
+              busbw: num(r, "busbw_gbps"),
+            }),
+          ),
+        ]),
+      ) as Record<string, CommRow[]>,
+      stragglers: arr(st, "ranks").map(
+        (r): StragglerRow => ({
+          worker: str(r, "worker"),
+          rank: num(r, "rank"),
+          timesLast: num(r, "times_last") ?? 0,
+          totalWait: num(r, "total_wait_caused_us") ?? 0,
+          maxWait: num(r, "max_wait_caused_us") ?? 0,
+        }),
+      ),
+      roundCount: num(st, "round_count"),
+      gpus: readGpuInfo(get(data, "gpu_info")),
+      warnings: arr(data, "warnings").map(String),
+    };
+  }, [data]);
+
+  if (error) return <ErrorBox error={error} what="the distributed view" />;
+  if (!shaped) return <Loading what="distributed figures" />;
+  if (shaped.names.length === 0) return <Empty title="No distributed data">This run has no collective calls and a single worker.</Empty>;
+
+  const worker = shaped.names.includes(p.state.cworker ?? "") ? (p.state.cworker as string) : shaped.names[0] ?? "";
+  const overlapVals = stepFigures(shaped.overlap, shaped.names, step);
+  const waitVals = stepFigures(shaped.wait, shaped.names, step);
+  const chartHeight = 80 + 34 * shaped.names.length;
+
+  return (
+    <div className="distributed">
+      {shaped.warnings.length > 0 && (
+        <div className="warn" role="status">
+          {shaped.warnings.map((w, i) => (
+            <div key={i}>{w}</div>
+          ))}
+        </div>
+      )}
+      {shaped.gpus.length > 0 && (
+        <Section title="GPUs" id="dist-gpus">
+          <DataTable rows={shaped.gpus} columns={GPU_COLUMNS} csvName={fileSlug("gpus", p.run)} search={false} height={Math.min(300, 36 + 28 * shaped.gpus.length)} />
+        </Section>
+      )}
+      <Section
+        title="Computation and communication per worker"
+        id="dist-overlap"
+        actions={
+          <Select
+            label="Step"
+            value={step}
+            options={[{ value: "all", label: "Mean of all steps" }, ...shaped.steps.map((s) => ({ value: s }))]}
+            onChange={(v) => p.setState({ step: v === "all" ? null : v })}
+            testId="select-step"
+          />
+        }
+      >
+        <Chart option={stackedBars("Time per step", shaped.names, OVERLAP, overlapVals)} height={chartHeight} testId="overlap-chart" ariaLabel="Overlap per worker" />
+        <Chart option={stackedBars("Collective time per step", shaped.names, WAIT, waitVals)} height={chartHeight} testId="wait-chart" ariaLabel="Synchronizing and transfer per worker" />
+      </Section>
+      <Section
+        title="Collective operations"
+        id="dist-commops"
+        actions={<Select label="Worker" value={worker} options={shaped.names.map((w) => ({ value: w }))} onChange={(v) => p.setState({ cworker: v })} testId="select-cworker" />}
+      >
+        {(shaped.comm[worker] ?? []).length === 0 ? (
+          <Empty title={`No collective calls on ${worker}`} />
+        ) : (
+          <DataTable rows={shaped.comm[worker] ?? []} columns={COMM_COLUMNS} csvName={fileSlug("collectives", p.run, worker, p.span)} initialSort={{ id: "total_latency", desc: true }} height={Math.min(420, 40 + 28 * (shaped.comm[worker]?.length ?? 0))} testId="comm-table" />
+        )}
+      </Section>
+      <Section title="Stragglers" id="dist-stragglers">
+        {shaped.stragglers.length === 0 ? (
+          <div className="muted">No straggler: no collective round in which ranks waited for a last one{shaped.roundCount ? ` (${shaped.roundCount} rounds compared)` : ""}.</div>
+        ) : (
+          <>
+            <div className="muted">
+              In each collective round the last rank to arrive has the shortest call; the others waited for it.
+              {shaped.roundCount !== null && ` ${shaped.roundCount} rounds compared.`}
+            </div>
+            <DataTable rows={shaped.stragglers} columns={STRAGGLER_COLUMNS} csvName={fileSlug("stragglers", p.run, p.span)} search={false} initialSort={{ id: "times_last", desc: true }} height={Math.min(300, 40 + 28 * shaped.stragglers.length)} testId="straggler-table" />
+          </>
+        )}
+      </Section>
+    </div>
+  );
+}

@@ -1,0 +1,240 @@
+import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
+import { Chart, safeTooltip } from "../components/Chart";
+import { Empty, ErrorBox, Loading, Section, Select, Stat } from "../components/common";
+import { type Column, DataTable } from "../components/DataTable";
+import { fileSlug } from "../lib/csv";
+import { formatBytes, formatDuration } from "../lib/format";
+import { arr, bool, isObj, num, str } from "../lib/pick";
+import { useApi } from "../lib/useApi";
+import { type ViewProps, profileParams } from "./types";
+
+interface EventRow {
+  operator: string;
+  bytes: number;
+  allocTs: number | null;
+  freeTs: number | null;
+  duration: number | null;
+}
+
+interface StatRow {
+  name: string;
+  calls: number;
+  sizeIncrease: number;
+  selfSizeIncrease: number;
+  allocCount: number;
+  selfAllocCount: number;
+  allocSize: number;
+  selfAllocSize: number;
+}
+
+const EVENT_LIMIT = 100000;
+
+function statColumns(): Column<StatRow>[] {
+  return [
+    { id: "name", header: "Operator", kind: "text", value: (r) => r.name },
+    { id: "calls", header: "Calls", kind: "count", value: (r) => r.calls },
+    { id: "size_increase", header: "Size increase", kind: "bytes", value: (r) => r.sizeIncrease, tooltip: "Σ bytes allocated minus freed by the operator and its children" },
+    { id: "self_size_increase", header: "Self size increase", kind: "bytes", value: (r) => r.selfSizeIncrease },
+    { id: "alloc_count", header: "Allocations", kind: "count", value: (r) => r.allocCount },
+    { id: "self_alloc_count", header: "Self allocations", kind: "count", value: (r) => r.selfAllocCount },
+    { id: "alloc_size", header: "Allocation size", kind: "bytes", value: (r) => r.allocSize },
+    { id: "self_alloc_size", header: "Self allocation size", kind: "bytes", value: (r) => r.selfAllocSize },
+  ];
+}
+
+/** Event times are shown relative to the curve's first record, like the curve's x axis. */
+function eventColumns(t0: number): Column<EventRow>[] {
+  return [
+    { id: "operator", header: "Operator", kind: "text", value: (r) => r.operator },
+    { id: "bytes", header: "Size", kind: "bytes", value: (r) => r.bytes },
+    { id: "alloc", header: "Allocated at", kind: "duration", value: (r) => (r.allocTs === null ? null : r.allocTs - t0), tooltip: "Time since the first memory record" },
+    { id: "free", header: "Freed at", kind: "duration", value: (r) => (r.freeTs === null ? null : r.freeTs - t0), tooltip: "Empty: never freed within the trace" },
+    { id: "duration", header: "Lifetime", kind: "duration", value: (r) => r.duration },
+  ];
+}
+
+export function MemoryView(p: ViewProps): ReactNode {
+  const base = profileParams(p);
+  const devices = useApi<unknown>(p.api, "memory", base);
+  const deviceList = useMemo(
+    () => arr(devices.data, "devices").map((d) => ({ device: str(d, "device", "name"), records: num(d, "records"), peak: num(d, "peak_allocated_bytes"), peakReserved: num(d, "peak_reserved_bytes"), total: num(d, "total_memory_bytes") })),
+    [devices.data],
+  );
+  const device = deviceList.find((d) => d.device === p.state.device)?.device ?? deviceList[0]?.device ?? null;
+  const start = p.state.mstart !== undefined ? Number(p.state.mstart) : null;
+  const end = p.state.mend !== undefined ? Number(p.state.mend) : null;
+  const range = { start: start ?? undefined, end: end ?? undefined };
+
+  const curve = useApi<unknown>(p.api, device ? "memory/curve" : null, { ...base, device });
+  const events = useApi<unknown>(p.api, device ? "memory/events" : null, { ...base, device, ...range, limit: EVENT_LIMIT });
+  const stats = useApi<unknown>(p.api, device ? "memory/stats" : null, { ...base, device, ...range });
+
+  const c = useMemo(() => {
+    const d = curve.data;
+    if (d === undefined) return null;
+    const ts = arr(d, "ts") as number[];
+    const t0 = num(d, "first_ts") ?? ts[0] ?? 0;
+    return {
+      t0,
+      ts,
+      allocated: arr(d, "allocated") as (number | null)[],
+      reserved: arr(d, "reserved") as (number | null)[],
+      peak: num(d, "peak_allocated_bytes"),
+      peakTs: num(d, "peak_allocated_ts"),
+      peakReserved: num(d, "peak_reserved_bytes"),
+      total: num(d, "total_memory_bytes"),
+      downsampled: bool(d, "downsampled"),
+    };
+  }, [curve.data]);
+
+  // The chart's zoom selects the tables' time range, debounced; it goes into the URL (mstart/mend).
+  const timer = useRef(0);
+  const [zoomLabel, setZoomLabel] = useState("");
+  useEffect(() => () => window.clearTimeout(timer.current), []);
+  const onZoom = (r: { start: number; end: number } | null) => {
+    window.clearTimeout(timer.current);
+    timer.current = window.setTimeout(() => {
+      if (!c) return;
+      if (r === null) {
+        p.setState({ mstart: null, mend: null });
+        setZoomLabel("");
+      } else {
+        // axis values are ms since t0
+        const s = c.t0 + r.start * 1000;
+        const e = c.t0 + r.end * 1000;
+        p.setState({ mstart: String(s), mend: String(e) });
+        setZoomLabel(`${formatDuration(r.start * 1000)} – ${formatDuration(r.end * 1000)}`);
+      }
+    }, 250);
+  };
+
+  const option = useMemo(() => {
+    if (!c) return null;
+    const x = c.ts.map((t) => (t - c.t0) / 1000);
+    const series = (name: string, ys: (number | null)[]) => ({
+      name,
+      type: "line",
+      step: "end",
+      showSymbol: false,
+      sampling: undefined,
+      data: x.map((t, i) => [t, ys[i] ?? null]),
+    });
+    const zoom: Record<string, unknown> = { type: "slider", xAxisIndex: 0, filterMode: "none", bottom: 8 };
+    if (start !== null && end !== null) {
+      zoom.startValue = (start - c.t0) / 1000;
+      zoom.endValue = (end - c.t0) / 1000;
+    }
+    return {
+      tooltip: {
+        ...safeTooltip,
+        trigger: "axis",
+        valueFormatter: (v: number) => formatBytes(v),
+      },
+      legend: { top: 0 },
+      grid: { left: 80, right: 24, top: 36, bottom: 64 },
+      xAxis: { type: "value", name: "ms", min: "dataMin", max: "dataMax", axisLabel: { formatter: (v: number) => `${v}` } },
+      yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatBytes(v) } },
+      dataZoom: [zoom, { type: "inside", xAxisIndex: 0, filterMode: "none" }],
+      series: [series("Allocated", c.allocated), series("Reserved", c.reserved)],
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [c]);
+
+  if (devices.error) return <ErrorBox error={devices.error} what="memory devices" />;
+  if (devices.data === undefined) return <Loading what="memory" />;
+  if (!device)
+    return <Empty title="No memory records in this profile">Profile with profile_memory=True to see memory.</Empty>;
+
+  const evRows: EventRow[] | null =
+    events.data === undefined
+      ? null
+      : arr(events.data, "rows").map((r) => ({
+          operator: str(r, "operator", "name"),
+          bytes: num(r, "bytes", "size") ?? 0,
+          allocTs: num(r, "alloc_ts"),
+          freeTs: num(r, "free_ts"),
+          duration: num(r, "duration"),
+        }));
+  const evTotal = num(events.data, "total");
+  const stRows: StatRow[] | null =
+    stats.data === undefined
+      ? null
+      : arr(stats.data, "rows").filter(isObj).map((r) => ({
+          name: str(r, "name"),
+          calls: num(r, "calls") ?? 0,
+          sizeIncrease: num(r, "size_increase") ?? 0,
+          selfSizeIncrease: num(r, "self_size_increase") ?? 0,
+          allocCount: num(r, "alloc_count") ?? 0,
+          selfAllocCount: num(r, "self_alloc_count") ?? 0,
+          allocSize: num(r, "alloc_size") ?? 0,
+          selfAllocSize: num(r, "self_alloc_size") ?? 0,
+        }));
+  const rangeText = start !== null && end !== null && c ? `${formatDuration(start - c.t0)} – ${formatDuration(end - c.t0)}` : "";
+
+  return (
+    <div className="memory">
+      <Section
+        title="Memory curve"
+        id="memory-curve"
+        actions={
+          <Select
+            label="Device"
+            value={device}
+            options={deviceList.map((d) => ({ value: d.device }))}
+            onChange={(v) => p.setState({ device: v, mstart: null, mend: null }, true)}
+            testId="select-device"
+          />
+        }
+      >
+        {curve.error && <ErrorBox error={curve.error} what="the memory curve" />}
+        {c && (
+          <div className="stats">
+            <Stat label="Peak allocated" value={formatBytes(c.peak)} testId="peak-allocated" raw={c.peak} />
+            <Stat label="Peak reserved" value={formatBytes(c.peakReserved)} testId="peak-reserved" raw={c.peakReserved} />
+            {c.total !== null && <Stat label="Device memory" value={formatBytes(c.total)} />}
+            {c.peakTs !== null && <Stat label="Peak at" value={formatDuration(c.peakTs - c.t0)} />}
+          </div>
+        )}
+        {option ? <Chart option={option} height={320} onZoom={onZoom} testId="memory-chart" ariaLabel="Memory curve" /> : !curve.error && <Loading what="memory curve" />}
+        <div className="muted">
+          Drag the slider or scroll on the chart to zoom: the tables below then cover the zoomed time range.
+          {c?.downsampled && " The curve is downsampled for display; peaks are kept."}
+          {(zoomLabel || rangeText) && (
+            <>
+              {" "}
+              Range: <strong data-testid="memory-range">{rangeText || zoomLabel}</strong>{" "}
+              <button type="button" className="btn" onClick={() => p.setState({ mstart: null, mend: null })}>
+                Reset
+              </button>
+            </>
+          )}
+        </div>
+      </Section>
+      <Section title="Memory events" id="memory-events">
+        {events.error ? (
+          <ErrorBox error={events.error} what="memory events" />
+        ) : !evRows || !c ? (
+          <Loading what="memory events" />
+        ) : (
+          <>
+            {evTotal !== null && evTotal > evRows.length && (
+              <div className="muted">
+                Showing the {evRows.length.toLocaleString("en-US")} largest of {evTotal.toLocaleString("en-US")} events.
+              </div>
+            )}
+            <DataTable rows={evRows} columns={eventColumns(c.t0)} csvName={fileSlug("memory-events", p.run, p.worker, p.span, device)} initialSort={{ id: "bytes", desc: true }} testId="memory-events-table" />
+          </>
+        )}
+      </Section>
+      <Section title="Memory statistics per operator" id="memory-stats">
+        {stats.error ? (
+          <ErrorBox error={stats.error} what="memory statistics" />
+        ) : !stRows ? (
+          <Loading what="memory statistics" />
+        ) : (
+          <DataTable rows={stRows} columns={statColumns()} csvName={fileSlug("memory-stats", p.run, p.worker, p.span, device)} initialSort={{ id: "size_increase", desc: true }} testId="memory-stats-table" />
+        )}
+      </Section>
+    </div>
+  );
+}

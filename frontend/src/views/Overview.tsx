@@ -1,0 +1,207 @@
+import { type ReactNode, useMemo } from "react";
+import { Chart, safeTooltip } from "../components/Chart";
+import { Empty, ErrorBox, Loading, Section, Stat } from "../components/common";
+import { type Column, DataTable } from "../components/DataTable";
+import { Pie } from "../components/Pie";
+import { fileSlug } from "../lib/csv";
+import { formatBytes, formatDuration, formatPercent } from "../lib/format";
+import { arr, get, isObj, num, str } from "../lib/pick";
+import { useApi } from "../lib/useApi";
+import { BREAKDOWN, type SummaryRow, executionSummary, meanOf, visibleCategories } from "./shape";
+import { type ViewProps, profileParams } from "./types";
+
+interface Gpu {
+  id: number | null;
+  name: string;
+  memoryBytes: number | null;
+  computeCapability: string;
+  utilization: number | null;
+  smEfficiency: number | null;
+  occupancy: number | null;
+  tensorCore: number | null;
+}
+
+function readGpu(g: unknown): Gpu {
+  return {
+    id: num(g, "id", "device"),
+    name: str(g, "name"),
+    memoryBytes: num(g, "memory_bytes", "memory"),
+    computeCapability: str(g, "compute_capability"),
+    utilization: num(g, "utilization_pct"),
+    smEfficiency: num(g, "sm_efficiency_pct"),
+    occupancy: num(g, "achieved_occupancy_pct", "occupancy_pct"),
+    tensorCore: num(g, "tensor_core_pct", "tc_pct"),
+  };
+}
+
+interface Rec {
+  text: string;
+  evidence: string[];
+}
+
+function readRec(r: unknown): Rec {
+  if (!isObj(r)) return { text: String(r), evidence: [] };
+  const ev = get(r, "evidence", "details");
+  return {
+    text: str(r, "text", "message", "title", "summary"),
+    evidence: Array.isArray(ev) ? ev.map((e) => (isObj(e) ? Object.entries(e).map(([k, v]) => `${k}: ${String(v)}`).join(", ") : String(e))) : typeof ev === "string" ? [ev] : isObj(ev) ? Object.entries(ev).map(([k, v]) => `${k}: ${String(v)}`) : [],
+  };
+}
+
+const SUMMARY_COLUMNS: Column<SummaryRow>[] = [
+  { id: "category", header: "Category", kind: "text", value: (r) => r.category, width: "minmax(160px, 2fr)" },
+  { id: "us", header: "Time per step", kind: "duration", value: (r) => r.us, tooltip: "Mean over steps (µs)" },
+  { id: "pct", header: "Share of step", kind: "percent", value: (r) => r.pct },
+];
+
+export function OverviewView(p: ViewProps): ReactNode {
+  const { data, error, loading } = useApi<unknown>(p.api, "overview", profileParams(p));
+
+  const shaped = useMemo(() => {
+    if (data === undefined) return null;
+    const steps = arr(data, "steps", "breakdown").filter(isObj) as Record<string, number>[];
+    const gpus = arr(data, "gpus", "gpu_summary", "gpu_metrics").map(readGpu);
+    const deviceType = str(data, "device_type");
+    const gpuUsed = gpus.length > 0 || deviceType.toUpperCase() === "GPU" || steps.some((s) => (s.kernel ?? 0) + (s.memcpy ?? 0) + (s.memset ?? 0) > 0);
+    const cats = visibleCategories(steps, gpuUsed);
+    const avgRaw = get(data, "average", "avg");
+    const avg = isObj(avgRaw)
+      ? (Object.fromEntries(Object.entries(avgRaw).filter(([, v]) => typeof v === "number")) as Record<string, number>)
+      : meanOf(steps, ["duration", ...BREAKDOWN.map((c) => c.key)]);
+    return {
+      steps,
+      gpus,
+      cats,
+      deviceType: deviceType || (gpuUsed ? "GPU" : "CPU"),
+      workers: num(data, "workers", "num_workers"),
+      summary: executionSummary(avg, cats),
+      stepTime: avg.duration ?? null,
+      recommendations: arr(data, "recommendations").map(readRec),
+    };
+  }, [data]);
+
+  const chart = useMemo(() => {
+    if (!shaped) return null;
+    const labels = shaped.steps.map((s) => {
+      const n = (s as unknown as Record<string, unknown>).number;
+      return typeof n === "number" ? String(n) : str(s, "name");
+    });
+    return {
+      tooltip: {
+        ...safeTooltip,
+        trigger: "axis",
+        valueFormatter: (v: number) => formatDuration(v),
+      },
+      legend: { top: 0, type: "scroll" },
+      grid: { left: 70, right: 20, top: 36, bottom: 40 },
+      xAxis: { type: "category", data: labels, name: "Step", nameLocation: "middle", nameGap: 26 },
+      yAxis: { type: "value", name: "µs", axisLabel: { formatter: (v: number) => formatDuration(v) } },
+      series: shaped.cats.map((c) => ({
+        name: c.label,
+        type: "bar",
+        stack: "step",
+        barMaxWidth: 48,
+        data: shaped.steps.map((s) => s[c.key] ?? 0),
+      })),
+    };
+  }, [shaped]);
+
+  if (error) return <ErrorBox error={error} what="the overview" />;
+  if (loading || !shaped || !chart) return <Loading what="overview" />;
+
+  return (
+    <div className="overview">
+      <Section title="Configuration" id="overview-config">
+        <div className="stats">
+          <Stat label="Device type" value={shaped.deviceType} testId="device-type" />
+          {shaped.workers !== null && <Stat label="Workers" value={String(shaped.workers)} />}
+          <Stat label="Steps" value={String(shaped.steps.length)} testId="step-count" raw={shaped.steps.length} />
+          {shaped.stepTime !== null && (
+            <Stat label="Mean step time" value={formatDuration(shaped.stepTime)} testId="step-time" raw={shaped.stepTime} />
+          )}
+        </div>
+      </Section>
+
+      {shaped.gpus.length > 0 && (
+        <Section title="GPU summary" id="gpu-summary">
+          <div className="cards">
+            {shaped.gpus.map((g, i) => (
+              <div className="card" key={i} data-testid="gpu-card">
+                <h3>
+                  GPU {g.id ?? i}: {g.name || "unknown model"}
+                </h3>
+                <dl className="kv">
+                  {g.memoryBytes !== null && (
+                    <>
+                      <dt>Memory</dt>
+                      <dd>{formatBytes(g.memoryBytes)}</dd>
+                    </>
+                  )}
+                  {g.computeCapability && (
+                    <>
+                      <dt>Compute capability</dt>
+                      <dd>{g.computeCapability}</dd>
+                    </>
+                  )}
+                  <dt title="Share of the profiled window with at least one kernel running">GPU utilization</dt>
+                  <dd data-testid="gpu-utilization" data-value={g.utilization ?? undefined}>{formatPercent(g.utilization)}</dd>
+                  <dt title="Blocks per SM, capped at 1, weighted by kernel time over the window">Est. SM efficiency</dt>
+                  <dd data-testid="gpu-sm-efficiency" data-value={g.smEfficiency ?? undefined}>{formatPercent(g.smEfficiency)}</dd>
+                  <dt title="Kernel-time-weighted mean of estimated achieved occupancy">Est. achieved occupancy</dt>
+                  <dd data-testid="gpu-occupancy" data-value={g.occupancy ?? undefined}>{formatPercent(g.occupancy)}</dd>
+                  <dt title="Share of kernel time spent in tensor-core kernels">Kernel time using Tensor Cores</dt>
+                  <dd data-testid="gpu-tc" data-value={g.tensorCore ?? undefined}>{formatPercent(g.tensorCore)}</dd>
+                </dl>
+              </div>
+            ))}
+          </div>
+        </Section>
+      )}
+
+      <Section title="Step time breakdown" id="step-breakdown">
+        {shaped.steps.length === 0 ? (
+          <Empty title="No steps in this trace">
+            The trace has no ProfilerStep#N ranges: call prof.step() once per iteration in the profiled loop.
+          </Empty>
+        ) : (
+          <Chart option={chart} height={320} testId="breakdown-chart" ariaLabel="Step time breakdown" />
+        )}
+      </Section>
+
+      <Section title="Execution summary" id="execution-summary">
+        <div className="grid2">
+          <DataTable
+            rows={shaped.summary}
+            columns={SUMMARY_COLUMNS}
+            csvName={fileSlug("execution-summary", p.run, p.worker, p.span)}
+            search={false}
+            height={Math.min(320, 32 + 28 * shaped.summary.length + 4)}
+            testId="summary-table"
+          />
+          <Pie title="Time per step by category" slices={shaped.summary.map((r) => ({ name: r.category, value: r.us }))} testId="summary-pie" />
+        </div>
+      </Section>
+
+      <Section title="Performance recommendations" id="recommendations">
+        {shaped.recommendations.length === 0 ? (
+          <div className="muted">No recommendation: none of the rules found a problem in this profile.</div>
+        ) : (
+          <ul className="recs">
+            {shaped.recommendations.map((r, i) => (
+              <li key={i} data-testid="recommendation">
+                {r.text}
+                {r.evidence.length > 0 && (
+                  <div className="evidence">
+                    {r.evidence.map((e, j) => (
+                      <div key={j}>{e}</div>
+                    ))}
+                  </div>
+                )}
+              </li>
+            ))}
+          </ul>
+        )}
+      </Section>
+    </div>
+  );
+}

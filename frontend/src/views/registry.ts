@@ -1,0 +1,43 @@
+import type { ComponentType } from "react";
+import { DistributedView } from "./Distributed";
+import { KernelView } from "./Kernel";
+import { MemoryView } from "./Memory";
+import { OperatorView } from "./Operator";
+import { OverviewView } from "./Overview";
+import { TraceView } from "./Trace";
+import type { ViewProps } from "./types";
+
+/** Views by normalised name (the `views` route spells them "Overview", "Kernel", …). */
+export const VIEWS: Record<string, ComponentType<ViewProps>> = {
+  overview: OverviewView,
+  operator: OperatorView,
+  kernel: KernelView,
+  trace: TraceView,
+  memory: MemoryView,
+  distributed: DistributedView,
+};
+
+const ALIASES: Record<string, string> = {
+  operators: "operator",
+  "gpu kernel": "kernel",
+  kernels: "kernel",
+};
+
+export function viewKey(name: string): string {
+  const k = name.trim().toLowerCase();
+  return ALIASES[k] ?? k;
+}
+
+const LABELS: Record<string, string> = {
+  overview: "Overview",
+  operator: "Operator",
+  kernel: "GPU Kernel",
+  trace: "Trace",
+  memory: "Memory",
+  distributed: "Distributed",
+  module: "Module",
+};
+
+export function viewLabel(name: string): string {
+  return LABELS[viewKey(name)] ?? name;
+}

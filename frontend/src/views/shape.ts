@@ -1,0 +1,107 @@
+// Pure data shaping for the views (tested in test/shape.test.ts).
+
+export interface Slice {
+  name: string;
+  value: number;
+}
+
+/**
+ * The n largest positive values as pie slices, the rest summed into one "Other (k)" slice so the pie's
+ * percentages stay shares of the whole. Ties break by name.
+ */
+export function topSlices<R>(rows: R[], name: (r: R) => string, value: (r: R) => number, n: number): Slice[] {
+  const items = rows
+    .map((r) => ({ name: name(r), value: value(r) }))
+    .filter((s) => Number.isFinite(s.value) && s.value > 0)
+    .sort((a, b) => b.value - a.value || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const head = items.slice(0, n);
+  const rest = items.slice(n);
+  if (rest.length) {
+    head.push({ name: `Other (${rest.length})`, value: rest.reduce((s, x) => s + x.value, 0) });
+  }
+  return head;
+}
+
+export interface Category {
+  key: string;
+  label: string;
+}
+
+/** Step-time breakdown categories, in the order categories claim time (analysis/breakdown.py). */
+export const BREAKDOWN: Category[] = [
+  { key: "kernel", label: "Kernel" },
+  { key: "memcpy", label: "Memcpy" },
+  { key: "memset", label: "Memset" },
+  { key: "communication", label: "Communication" },
+  { key: "runtime", label: "Runtime" },
+  { key: "dataloader", label: "DataLoader" },
+  { key: "cpu_exec", label: "CPU Exec" },
+  { key: "other", label: "Other" },
+];
+
+const GPU_KEYS = new Set(["kernel", "memcpy", "memset"]);
+
+/**
+ * Categories to draw: the GPU ones only when the GPU is used, Communication only when present; the
+ * host ones always (an all-zero series still tells "none of this").
+ */
+export function visibleCategories(steps: Record<string, number>[], gpuUsed: boolean): Category[] {
+  return BREAKDOWN.filter((c) => {
+    if (GPU_KEYS.has(c.key)) return gpuUsed;
+    if (c.key === "communication") return steps.some((s) => (s[c.key] ?? 0) > 0);
+    return true;
+  });
+}
+
+export interface SummaryRow {
+  key: string;
+  category: string;
+  us: number;
+  pct: number;
+}
+
+/** Execution summary: per-step mean time per category and its share of the mean step time. */
+export function executionSummary(avg: Record<string, number>, cats: Category[]): SummaryRow[] {
+  const total = avg.duration ?? cats.reduce((s, c) => s + (avg[c.key] ?? 0), 0);
+  return cats.map((c) => {
+    const us = avg[c.key] ?? 0;
+    return { key: c.key, category: c.label, us, pct: total > 0 ? (100 * us) / total : 0 };
+  });
+}
+
+/** Mean of each key over rows (0 for none). */
+export function meanOf(rows: Record<string, number>[], keys: string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const k of keys) out[k] = rows.length ? rows.reduce((s, r) => s + (r[k] ?? 0), 0) / rows.length : 0;
+  return out;
+}
+
+/** Kernel time on tensor cores vs not (rows: kernels with their total time and whether they use TC). */
+export function tensorCoreSlices(rows: { total: number; tcUsed: boolean }[]): Slice[] {
+  let on = 0;
+  let off = 0;
+  for (const r of rows) {
+    if (r.tcUsed) on += r.total;
+    else off += r.total;
+  }
+  if (on + off <= 0) return [];
+  return [
+    { name: "Using Tensor Cores", value: on },
+    { name: "Not using Tensor Cores", value: off },
+  ];
+}
+
+/**
+ * Per-worker figures for one step, or the mean over steps ("all"), from
+ * `{worker: {steps: {stepName: {legend: µs}}, mean: {legend: µs}}}`.
+ */
+export function stepFigures(byWorker: unknown, workers: string[], step: string): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  const o = (byWorker ?? {}) as Record<string, { steps?: Record<string, Record<string, number>>; mean?: Record<string, number> }>;
+  for (const w of workers) {
+    const entry = o[w];
+    const vals = step === "all" ? entry?.mean : entry?.steps?.[step];
+    out[w] = { ...(vals ?? {}) };
+  }
+  return out;
+}
