@@ -1,36 +1,23 @@
-"""A small logdir tree of synthetic traces: runs, workers, spans, gzip and non-trace files."""
+"""A small logdir tree of synthetic traces (the project's TraceBuilder): runs, workers, spans, gzip."""
 
 from __future__ import annotations
 
 import gzip
 import json
 
+from tests.fixtures.trace_builder import V100, TraceBuilder
+
 
 def trace_bytes(worker: str, span: int, steps: int = 2) -> bytes:
-    """A small PyTorch 2.x-style trace: ProfilerStep ranges each holding one op with a runtime and kernel."""
-    events: list[dict] = []
-    t = 1_000.0 + span * 10_000.0
+    """A PyTorch 2.x trace: `steps` ProfilerSteps, each with one aten::mm launching one kernel."""
+    b = TraceBuilder(device_properties=[V100], extra_top={"traceName": f"{worker}.{span}"})
+    t = 0.0
     for step in range(steps):
-        corr = 100 * span + step
-        events += [
-            {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{step}", "pid": 1, "tid": 1,
-             "ts": t, "dur": 400.0, "args": {"External id": corr * 10}},
-            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t + 10, "dur": 100.0,
-             "args": {"External id": corr * 10 + 1, "Input Dims": [[4, 4], [4, 4]]}},
-            {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t + 20,
-             "dur": 5.0, "args": {"External id": corr * 10 + 1, "correlation": corr}},
-            {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": t + 30, "dur": 50.0,
-             "args": {"External id": corr * 10 + 1, "correlation": corr, "device": 0, "stream": 7}},
-        ]  # fmt: skip
-        t += 500.0
-    doc = {
-        "schemaVersion": 1,
-        "deviceProperties": [{"id": 0, "name": "Emulated GPU", "totalGlobalMem": 16 * 1024**3}],
-        "traceName": f"{worker}.{span}",
-        "displayTimeUnit": "ms",
-        "traceEvents": events,
-    }
-    return json.dumps(doc).encode()
+        b.step(step + 1, t, 400)
+        ext = b.op("aten::mm", t + 10, 100 + 10 * span, input_dims=[[4, 4], [4, 4]])
+        b.launch("gemm_kernel", t + 20, 5, t + 30, 50 + span, ext_id=ext, device=0, stream=7)
+        t += 500
+    return json.dumps(b.to_dict()).encode()
 
 
 def gz(data: bytes) -> bytes:
@@ -46,3 +33,12 @@ def logdir_tree() -> dict[str, bytes]:
         "group/run_b/host_123.pt.trace.json": trace_bytes("host_123", 0, steps=3),
         "group/notes.txt": b"not a trace\n",
     }
+
+
+# (run, worker, span) of each trace in logdir_tree, as discovery must name them.
+TREE_KEYS = {
+    ("run_a", "worker0", "1"): "run_a/worker0.1700000000001.pt.trace.json",
+    ("run_a", "worker0", "2"): "run_a/worker0.1700000000002.pt.trace.json.gz",
+    ("run_a", "worker1", "1"): "run_a/worker1.1700000000001.pt.trace.json.gz",
+    ("group/run_b", "host_123", "1"): "group/run_b/host_123.pt.trace.json",
+}
