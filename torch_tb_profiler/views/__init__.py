@@ -5,4 +5,6 @@ VIEW_MODULES: tuple[str, ...] = (
     "torch_tb_profiler.views.overview",
     "torch_tb_profiler.views.operators",
     "torch_tb_profiler.views.kernels",
+    "torch_tb_profiler.views.memory",
+    "torch_tb_profiler.views.distributed",
 )
