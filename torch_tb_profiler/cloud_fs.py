@@ -12,7 +12,7 @@ What this module adds on top of `fsspec.core.url_to_fs`:
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 import json
 import os
 import re
@@ -129,15 +129,18 @@ def backend_options(protocol: str, options: dict[str, Any], env: dict[str, str] 
 
 
 def check_backend(protocol: str) -> None:
-    """Raise MissingExtraError when the fsspec backend for protocol is not importable."""
+    """Raise MissingExtraError when the fsspec backend for protocol cannot be imported."""
     fam = family(protocol)
     if fam not in _BACKENDS:
         return
     module, extra = _BACKENDS[fam]
-    if importlib.util.find_spec(module) is None:
+    try:
+        importlib.import_module(module)  # url_to_fs imports it right after anyway
+    except ImportError as exc:
         raise MissingExtraError(
             f"{protocol}:// logdirs need the {module} package: pip install 'torch-tb-profiler[{extra}]'"
-        )
+            + ("" if exc.name == module else f" ({exc})")
+        ) from exc
 
 
 def make_filesystem(url: str, options: dict[str, Any]) -> tuple[fsspec.AbstractFileSystem, str]:

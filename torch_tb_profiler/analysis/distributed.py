@@ -279,7 +279,7 @@ def _match_rounds(workers: list[WorkerComm], warnings: list[str]) -> pd.DataFram
     return allc
 
 
-def analyze_job(workers: list[WorkerComm]) -> dict:
+def analyze_job(workers: list[WorkerComm], max_rounds: int = 200) -> dict:
     """Every figure of the Distributed view for one span."""
     workers = sorted(workers, key=lambda w: (w.rank if w.rank is not None else 1 << 30, w.worker))
     warnings = [f"{w.worker}: {m}" for w in workers for m in w.warnings]
@@ -308,7 +308,7 @@ def analyze_job(workers: list[WorkerComm]) -> dict:
         }
         if len(transfer)
         else {w.worker: [] for w in workers},
-        "stragglers": stragglers(transfer, workers),
+        "stragglers": stragglers(transfer, workers, max_rounds),
         "gpu_info": gpu_info(workers),
         "process_groups": _process_groups(workers),
         "warnings": warnings,

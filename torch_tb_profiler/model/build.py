@@ -22,8 +22,10 @@ STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 
 
 def build_profile(decoded: DecodedTrace, run: str, worker: str, span: str, source: str) -> Profile:
-    tables = build_tables(decoded.events)
-    meta = _meta(decoded, tables)
+    events, decoded.events = decoded.events, []
+    tables = build_tables(events)
+    meta = _meta(decoded, tables, event_count=len(events))
+    del events  # frees the events and, with their raw args, the file's bytes
     ops, partial = _op_tree(tables.ops)
     meta.partial_overlaps = partial
     # rows of ops were re-ordered by the tree build: remap references into ops
@@ -60,7 +62,7 @@ def build_profile(decoded: DecodedTrace, run: str, worker: str, span: str, sourc
     )
 
 
-def _meta(decoded: DecodedTrace, tables: Tables) -> TraceMeta:
+def _meta(decoded: DecodedTrace, tables: Tables, event_count: int) -> TraceMeta:
     top: dict[str, Any] = dict(decoded.top)
     props = top.pop("deviceProperties", None) or []
     legacy = top.pop("computeProperties", None) or []
@@ -94,7 +96,7 @@ def _meta(decoded: DecodedTrace, tables: Tables) -> TraceMeta:
         process_names=tables.process_names,
         thread_names=tables.thread_names,
         profiler_spans=tables.scaffold,
-        event_count=len(decoded.events),
+        event_count=event_count,
     )
 
 

@@ -184,23 +184,42 @@ def _cat(parts: list[np.ndarray]) -> np.ndarray:
     return np.sort(np.concatenate(parts)) if parts else np.empty(0, dtype=np.int64)
 
 
+_CHUNK = 50_000  # ops' args are decoded in chunks: legacy "Call stack" strings are large and repetitive
+
+
 def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols = _base(events)
     cols["cat"] = _interned([OP_CATEGORY.get(e.cat.lower(), "cpu_op") for e in events])
-    args = A.decode_batch([e.args for e in events], A.OpArgs)
-    cols["ext_id"] = _ext(args)
-    cols["seq"] = _col([a.seq for a in args], np.int64)
-    cols["fwd_tid"] = _col([a.fwd_tid for a in args], np.int64)
-    dims = [a.input_dims if bytes(a.input_dims) != b"null" else a.input_dims_legacy for a in args]
-    cols["input_dims"] = _interned(_raw_texts(dims, True))
-    cols["input_types"] = _interned(_raw_texts([a.input_types for a in args], False))
-    cols["call_stack"] = _interned(_strs(a.call_stack for a in args))
+    parts: dict[str, list[Any]] = {
+        k: [] for k in ("ext_id", "seq", "fwd_tid", "input_dims", "input_types", "call_stack")
+    }
+    stacks: dict[str, str] = {}
+    comm_rows: list[int] = []
+    comm_args: list[A.OpArgs] = []
+    for lo in range(0, len(events), _CHUNK):
+        args = A.decode_batch([e.args for e in events[lo : lo + _CHUNK]], A.OpArgs)
+        parts["ext_id"].append(_ext(args))
+        parts["seq"].append(_col([a.seq for a in args], np.int64))
+        parts["fwd_tid"].append(_col([a.fwd_tid for a in args], np.int64))
+        dims = [a.input_dims if bytes(a.input_dims) != b"null" else a.input_dims_legacy for a in args]
+        parts["input_dims"].extend(_raw_texts(dims, True))
+        parts["input_types"].extend(_raw_texts([a.input_types for a in args], False))
+        parts["call_stack"].extend(
+            stacks.setdefault(a.call_stack, a.call_stack) if a.call_stack else "" for a in args
+        )
+        for i, a in enumerate(args):
+            if a.collective is not None:
+                comm_rows.append(lo + i)
+                comm_args.append(a)
+    for name in ("ext_id", "seq", "fwd_tid"):
+        cols[name] = np.concatenate(parts[name]) if parts[name] else np.empty(0, dtype=np.int64)
+    for name in ("input_dims", "input_types", "call_stack"):
+        cols[name] = _interned(parts[name])
     ops = pd.DataFrame(cols)
-    rows = [i for i, a in enumerate(args) if a.collective is not None]
-    c = [args[i] for i in rows]
+    c = comm_args
     comms = pd.DataFrame(
         {
-            "op": _col(rows, np.int64),
+            "op": _col(comm_rows, np.int64),
             "collective": _strs(a.collective for a in c),
             "in_nelems": _col([a.in_nelems for a in c], np.int64),
             "out_nelems": _col([a.out_nelems for a in c], np.int64),

@@ -1,0 +1,30 @@
+"""Distributed view route: every worker of a run for one span, analysed as one job.
+
+``/distributed?run=&span=`` (span optional: each worker's only or first span). See docs/api.md,
+"Distributed".
+"""
+
+from __future__ import annotations
+
+from werkzeug.wrappers import Request
+
+from torch_tb_profiler.analysis import distributed as D
+from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.views.common import int_param, not_found, param
+
+
+def job(request: Request, store: RunStore) -> dict:
+    run = param(request, "run")
+    span = request.args.get("span") or None
+    if span == "default":
+        span = None
+    profiles = store.get_run_profiles(run, span)
+    if not profiles:
+        raise not_found(f"run '{run}' has no loaded profile" + (f" for span '{span}'" if span else ""))
+    # each profile is reduced to a compact summary (memoized on it) before the job is analysed
+    max_rounds = int_param(request, "max_rounds", 200, lo=0, hi=100_000)
+    workers = [D.summarize_worker(p.worker, p) for p in profiles]
+    return D.analyze_job(workers, max_rounds)
+
+
+ROUTES = {"/distributed": job}
