@@ -36,24 +36,29 @@ def utilization(ts: np.ndarray, end: np.ndarray, lo: float, hi: float) -> float:
     return iv.total(iv.clip(iv.union(ts, end), lo, hi)) / (hi - lo)
 
 
-def sm_efficiency(ts: np.ndarray, end: np.ndarray, blocks_per_sm: np.ndarray, lo: float, hi: float) -> float:
-    """Sweep line over kernel boundaries; concurrent ``blocks per SM`` add up, capped at 1."""
-    if hi <= lo:
-        return 0.0
+def sm_efficiency_pieces(
+    ts: np.ndarray, end: np.ndarray, blocks_per_sm: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sweep line over kernel boundaries: pieces [start, end) with min(1, Σ concurrent ``blocks per SM``)."""
     value = np.nan_to_num(np.asarray(blocks_per_sm, dtype=np.float64), nan=0.0)
     keep = (value > 0) & (end > ts)
     ts, end, value = ts[keep], end[keep], value[keep]
     if ts.size == 0:
-        return 0.0
+        return np.empty(0), np.empty(0), np.empty(0)
     points = np.concatenate([ts, end])
     delta = np.concatenate([value, -value])
     order = np.argsort(points, kind="stable")
     points, level = points[order], np.cumsum(delta[order])
     # piece j = [points[j], points[j+1]) runs at level[j] (all changes at points[j] applied)
-    seg_lo = np.clip(points[:-1], lo, hi)
-    seg_hi = np.clip(points[1:], lo, hi)
-    weight = np.minimum(np.maximum(level[:-1], 0.0), 1.0)
-    return float(np.sum(weight * (seg_hi - seg_lo)) / (hi - lo))
+    return points[:-1], points[1:], np.minimum(np.maximum(level[:-1], 0.0), 1.0)
+
+
+def sm_efficiency(ts: np.ndarray, end: np.ndarray, blocks_per_sm: np.ndarray, lo: float, hi: float) -> float:
+    """Concurrent ``blocks per SM`` add up, capped at 1, averaged over [lo, hi)."""
+    if hi <= lo:
+        return 0.0
+    seg_lo, seg_hi, weight = sm_efficiency_pieces(ts, end, blocks_per_sm)
+    return float(np.sum(weight * (np.clip(seg_hi, lo, hi) - np.clip(seg_lo, lo, hi))) / (hi - lo))
 
 
 def achieved_occupancy(
