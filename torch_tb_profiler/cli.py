@@ -103,9 +103,17 @@ def select(files: list[TraceFile], run: str | None, worker: str | None, span: st
     return chosen
 
 
-def summarise(loc: Location, files: list[TraceFile], top: int) -> list[dict[str, Any]]:
-    from torch_tb_profiler.loading import load_profile  # heavy imports only when there is work
+def summarise(
+    loc: Location, files: list[TraceFile], top: int, comm: list[Any] | None = None
+) -> list[dict[str, Any]]:
+    """Per-profile summaries; with ``comm``, also collects (run, span, worker summary) for every
+    profile of a run/span that has several workers (for the ``distributed`` key)."""
+    from torch_tb_profiler.analysis import distributed  # heavy imports only when there is work
+    from torch_tb_profiler.loading import load_profile
 
+    group_size: dict[tuple[str, str], int] = {}
+    for f in files:
+        group_size[(f.run, f.span)] = group_size.get((f.run, f.span), 0) + 1
     out = []
     for f in files:
         try:
@@ -115,6 +123,11 @@ def summarise(loc: Location, files: list[TraceFile], top: int) -> list[dict[str,
             out.append(failed_summary(f.run, f.worker, f.span, f"cannot load {f.info.path}: {exc}"))
             continue
         out.append(profile_summary(profile, top))
+        if comm is not None and group_size[(f.run, f.span)] > 1:
+            try:
+                comm.append((f.run, f.span, distributed.summarize_worker(f.worker, profile)))
+            except Exception as exc:  # reported on the profile, the rest of the summary stands
+                out[-1]["errors"].append(f"distributed: {type(exc).__name__}: {exc}")
     return out
 
 
@@ -191,13 +204,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CliError as exc:
         print(f"torch-tb-profiler: {exc}", file=sys.stderr)
         return exc.status
-    profiles = summarise(loc, files, args.top)
+    comm: list[Any] = []
+    profiles = summarise(loc, files, args.top, comm)
     loaded = [p for p in profiles if p["device_type"] is not None]
     for p in profiles:
         for e in p["errors"]:
             print(f"torch-tb-profiler: {p['run']}/{p['worker']}/span {p['span']}: {e}", file=sys.stderr)
     if args.json:
-        sys.stdout.write(json.dumps({"profiles": profiles}, allow_nan=False) + "\n")
+        doc: dict[str, Any] = {"profiles": profiles}
+        if comm:
+            from torch_tb_profiler.analysis.distributed import cli_section
+            from torch_tb_profiler.analysis.summary import clean
+
+            doc["distributed"] = clean(cli_section(comm))
+        sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
     else:
         sys.stdout.write(render_text(profiles))
     sys.stdout.flush()

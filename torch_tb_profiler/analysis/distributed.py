@@ -486,3 +486,24 @@ def summary(workers: list[WorkerComm]) -> dict:
             }
         )
     return {"workers": rows, "warnings": job["warnings"]}
+
+
+def cli_section(entries: list[tuple[str, str, WorkerComm]]) -> dict | None:
+    """The ``distributed`` key of ``summary --json``: for every (run, span) with two or more workers,
+    one row per worker (means per step) tagged with run and span; None when there is none."""
+    groups: dict[tuple[str, str], list[WorkerComm]] = {}
+    for run, span, w in entries:
+        groups.setdefault((run, span), []).append(w)
+    rows: list[dict] = []
+    warnings: list[str] = []
+    for (run, span), workers in sorted(groups.items()):
+        if len(workers) < 2:
+            continue
+        try:
+            part = summary(workers)
+        except Exception as exc:  # one broken job must not lose the others
+            warnings.append(f"{run} span {span}: distributed analysis failed: {type(exc).__name__}: {exc}")
+            continue
+        rows.extend({"run": run, "span": span, **r} for r in part["workers"])
+        warnings.extend(f"{run} span {span}: {m}" for m in part["warnings"])
+    return {"workers": rows, "warnings": warnings} if rows or warnings else None

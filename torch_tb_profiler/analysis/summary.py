@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, operators, overview, steps
+from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, memory, operators, overview, steps
 from torch_tb_profiler.analysis.recommendations import recommendations
 
 DEFAULT_TOP = 10
@@ -44,6 +44,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
             lambda: [{"id": r["id"], "text": r["text"]} for r in recommendations(profile)],
             [],
         ),
+        "memory": section("memory", lambda: memory.summary(profile), []),
     }
     out["errors"] = errors
     return out
@@ -63,6 +64,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "operators": [],
         "kernels": [],
         "recommendations": [],
+        "memory": [],
         "errors": [message],
     }
 
