@@ -56,7 +56,7 @@ def is_profiler_step(names: pd.Series) -> np.ndarray:
 def comm_op_mask(profile) -> np.ndarray:
     """Host ops that are communication: nccl:*/gloo:* ranges and ops with collective metadata."""
     ops = profile.ops
-    mask = ops["name"].astype(str).str.startswith(_COMM_OP_PREFIXES).to_numpy()
+    mask = ops["name"].astype(str).str.startswith(_COMM_OP_PREFIXES).to_numpy().copy()
     comms = getattr(profile, "comms", None)
     if comms is not None and len(comms):
         rows = comms["op"].to_numpy(dtype=np.int64)

@@ -144,7 +144,7 @@ def has_stack(profile) -> np.ndarray:
 
 def _has_stack(profile) -> np.ndarray:
     ops = profile.ops
-    result = (ops["call_stack"].astype(str) != "").to_numpy()
+    result = (ops["call_stack"].astype(str) != "").to_numpy().copy()
     py = profile.python
     if not len(py) or not len(ops):
         return result
