@@ -7,4 +7,5 @@ VIEW_MODULES: tuple[str, ...] = (
     "torch_tb_profiler.views.kernels",
     "torch_tb_profiler.views.memory",
     "torch_tb_profiler.views.distributed",
+    "torch_tb_profiler.views.trace",
 )

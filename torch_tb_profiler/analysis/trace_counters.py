@@ -1,0 +1,81 @@
+"""Counter tracks added to the trace for the timeline: per-GPU utilization and Est. SM efficiency.
+
+- Range R: the profiler's own span (``PyTorch Profiler (0)``), else the span of all host and device
+  events.
+- **GPU i Utilization**: R is cut into ⌊|R| / B⌋ buckets of B µs, B the smallest power of ten giving at
+  most 100 buckets; the last bucket runs to R's end (absorbs the remainder). A bucket's value is the time covered by the union of
+  device i's kernels inside it divided by its length (the same union as the overview's utilization).
+- **GPU i Est. SM Efficiency**: the sweep-line pieces of ``gpu_metrics.sm_efficiency_pieces`` (the
+  overview's definition): each piece with a value > 0 gives the value at its start and 0 at its end.
+- Each track starts with the points 1 then 0 at R's start (pins the viewer's scale to 0..1) and the
+  utilization track ends with 0 at R's end, as the original plugin wrote them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from torch_tb_profiler.analysis.gpu_metrics import kernels, sm_efficiency_pieces
+from torch_tb_profiler.model import Profile
+from torch_tb_profiler.model import intervals as iv
+
+MAX_BUCKETS = 100
+
+
+def trace_range(profile: Profile) -> tuple[float, float] | None:
+    spans = [
+        (ts, end) for name, ts, end in profile.meta.profiler_spans if name.startswith("PyTorch Profiler")
+    ]
+    if spans:
+        return min(s for s, _ in spans), max(e for _, e in spans)
+    starts = [t["ts"].min() for t in (profile.ops, profile.device, profile.runtimes) if len(t)]
+    ends = [t["end"].max() for t in (profile.ops, profile.device, profile.runtimes) if len(t)]
+    if not starts:
+        return None
+    return float(min(starts)), float(max(ends))
+
+
+def bucket_size(length: float) -> float:
+    """The smallest power of ten (µs, at least 1) that cuts ``length`` into at most 100 buckets."""
+    size = 1.0
+    while length // size > MAX_BUCKETS:
+        size *= 10
+    return size
+
+
+def counter_events(profile: Profile) -> list[dict[str, Any]]:
+    k = kernels(profile)
+    rng = trace_range(profile)
+    if not len(k) or rng is None or rng[1] <= rng[0]:
+        return []
+    lo, hi = rng
+    size = bucket_size(hi - lo)
+    starts = lo + size * np.arange(max(1, int((hi - lo) // size)))
+    ends = starts + size
+    ends[-1] = hi
+    events: list[dict[str, Any]] = []
+    for device in sorted(int(d) for d in k["device"].unique()):
+        on = k[k["device"].to_numpy() == device]
+        ts, end = on["ts"].to_numpy(), on["end"].to_numpy()
+        busy = iv.overlap_with_each(iv.union(ts, end), starts, ends) / (ends - starts)
+        name, key = f"GPU {device} Utilization", "GPU Utilization"
+        events += [_counter(name, device, lo, key, 1), _counter(name, device, lo, key, 0)]
+        events += [_counter(name, device, float(s), key, float(v)) for s, v in zip(starts, busy, strict=True)]
+        events.append(_counter(name, device, hi, key, 0))
+
+        name, key = f"GPU {device} Est. SM Efficiency", "Est. SM Efficiency"
+        events += [_counter(name, device, lo, key, 1), _counter(name, device, lo, key, 0)]
+        seg_lo, seg_hi, value = sm_efficiency_pieces(ts, end, on["blocks_per_sm"].to_numpy())
+        for s, e, v in zip(seg_lo, seg_hi, value, strict=True):
+            if v > 0:
+                events += [
+                    _counter(name, device, float(s), key, float(v)),
+                    _counter(name, device, float(e), key, 0),
+                ]
+    return events
+
+
+def _counter(name: str, device: int, ts: float, key: str, value: float) -> dict[str, Any]:
+    return {"ph": "C", "name": name, "pid": device, "ts": ts, "args": {key: value}}
