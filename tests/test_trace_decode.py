@@ -134,3 +134,48 @@ def test_wrongly_typed_args_do_not_lose_the_event(tmp_path: Path) -> None:
     p = load_profile(str(b.write(tmp_path / "w.pt.trace.json")))
     k = p.device.iloc[0]
     assert k["corr"] == 12 and k["device"] == 0  # device from the pid
+
+
+@pytest.mark.parametrize(
+    "runtime_cat",
+    [
+        "cuda_runtime",
+        "cuda_driver",
+        "Runtime",
+        "xpu_runtime",
+        "xpu_driver",
+        "mtia_runtime",
+        "privateuse1_runtime",
+        "privateuse1_driver",
+    ],
+)
+def test_every_accelerator_runtime_links_its_kernels(tmp_path: Path, runtime_cat: str) -> None:
+    b = TraceBuilder()
+    ext = b.op("aten::add", 0, 100)
+    b.raw(
+        {
+            "ph": "X",
+            "cat": runtime_cat,
+            "name": "launch",
+            "pid": 100,
+            "tid": 100,
+            "ts": b.base_ts + 10,
+            "dur": 5,
+            "args": {"External id": ext, "correlation": 77},
+        }
+    )
+    b.raw(
+        {
+            "ph": "X",
+            "cat": "kernel",
+            "name": "k",
+            "pid": 0,
+            "tid": 7,
+            "ts": b.base_ts + 50,
+            "dur": 5,
+            "args": {"device": 0, "correlation": 77},
+        }
+    )
+    p = load_profile(str(b.write(tmp_path / "w.pt.trace.json")))
+    assert p.runtimes["cat"].tolist() == [runtime_cat.lower()]
+    assert p.ops.loc[p.device["op"].iloc[0], "name"] == "aten::add"
