@@ -121,6 +121,7 @@ def test_missing_prefix_is_an_empty_logdir(backend: Backend) -> None:
 
 def _service_account_rejected_by(token_uri: str, path: Path) -> str:
     """A well-formed service-account key whose token endpoint refuses it (as Google does a revoked key)."""
+    pytest.importorskip("cryptography")  # comes with google-auth's and adlfs's dependencies
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
 
