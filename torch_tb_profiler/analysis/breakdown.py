@@ -82,8 +82,18 @@ def comm_kernel_mask(profile) -> np.ndarray:
     return kernel & mask
 
 
+def origin(profile) -> float:
+    """A time origin for interval arithmetic (µs): the earliest step start, else 0.
+
+    Traces store absolute epoch µs (~1.7e15), where float64 steps are 0.25 µs; ns-resolution traces
+    then have ranges one ulp long, too fine for midpoint tests. Ranges are shifted by this origin first.
+    """
+    s = steps(profile)
+    return float(s["start"].min()) if len(s) else 0.0
+
+
 def category_ranges(profile) -> dict[str, iv.Intervals]:
-    """The union of ranges of each category before the priority rule (cached)."""
+    """The union of ranges of each category before the priority rule, shifted by ``origin`` (cached)."""
     return memoized(profile, "breakdown.category_ranges", lambda: _category_ranges(profile))
 
 
@@ -91,12 +101,13 @@ def _category_ranges(profile) -> dict[str, iv.Intervals]:
     dev = profile.device
     ops = profile.ops
     rts = profile.runtimes
+    t0 = origin(profile)
 
     def union(table: pd.DataFrame, mask: np.ndarray | None = None) -> iv.Intervals:
         if not len(table):
             return iv.EMPTY
-        ts = table["ts"].to_numpy(dtype=np.float64)
-        end = table["end"].to_numpy(dtype=np.float64)
+        ts = table["ts"].to_numpy(dtype=np.float64) - t0
+        end = table["end"].to_numpy(dtype=np.float64) - t0
         if mask is not None:
             ts, end = ts[mask], end[mask]
         return iv.union(ts, end)
@@ -144,11 +155,13 @@ def _per_step(profile) -> pd.DataFrame:
             out[c] = np.zeros(0)
         return out
     ranges = category_ranges(profile)
-    unclaimed = iv.union(starts, ends)
+    t0 = origin(profile)
+    rel_starts, rel_ends = starts - t0, ends - t0
+    unclaimed = iv.union(rel_starts, rel_ends)
     claimed_total = np.zeros(len(s))
     for c in CATEGORIES[:-1]:
         part = iv.intersect(ranges[c], unclaimed)
-        out[c] = iv.overlap_with_each(part, starts, ends)
+        out[c] = iv.overlap_with_each(part, rel_starts, rel_ends)
         claimed_total += out[c].to_numpy()
         unclaimed = iv.subtract(unclaimed, part)
     out["other"] = np.maximum(out["duration"].to_numpy() - claimed_total, 0.0)

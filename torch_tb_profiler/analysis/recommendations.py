@@ -98,9 +98,16 @@ class Context:
         return self.profile.ops["name"].astype(str)
 
     @cached_property
+    def t0(self) -> float:
+        return breakdown.origin(self.profile)  # interval arithmetic on relative times (see there)
+
+    @cached_property
     def step_intervals(self) -> iv.Intervals:
+        """The steps as an interval set, relative to ``t0``."""
         s = self.steps
-        return iv.union(s["start"].to_numpy(dtype=np.float64), s["end"].to_numpy(dtype=np.float64))
+        return iv.union(
+            s["start"].to_numpy(dtype=np.float64) - self.t0, s["end"].to_numpy(dtype=np.float64) - self.t0
+        )
 
     @cached_property
     def step_time(self) -> float:
@@ -112,7 +119,7 @@ class Context:
 
     def in_steps(self, ts: np.ndarray, end: np.ndarray) -> np.ndarray:
         """Time of each range that lies inside the steps."""
-        return iv.overlap_with_each(self.step_intervals, ts, end)
+        return iv.overlap_with_each(self.step_intervals, ts - self.t0, end - self.t0)
 
     def op_name(self, rows: np.ndarray) -> np.ndarray:
         names = self.op_names.to_numpy()
@@ -280,7 +287,8 @@ def host_bound(ctx: Context) -> Recommendation | None:
         return None
     # the outermost host ranges inside steps that overlap the time the device is idle
     dev = ctx.profile.device
-    busy = iv.union(dev["ts"].to_numpy(dtype=np.float64), dev["end"].to_numpy(dtype=np.float64))
+    t0 = ctx.t0
+    busy = iv.union(dev["ts"].to_numpy(dtype=np.float64) - t0, dev["end"].to_numpy(dtype=np.float64) - t0)
     idle = iv.subtract(ctx.step_intervals, busy)
     ops = ctx.profile.ops
     parent = ops["parent"].to_numpy(dtype=np.int64)
@@ -290,7 +298,9 @@ def host_bound(ctx: Context) -> Recommendation | None:
         ~is_step & ((parent < 0) | is_step[np.maximum(parent, 0)]) & ~breakdown.is_dataloader(ctx.op_names)
     )
     overlap = iv.overlap_with_each(
-        idle, ops["ts"].to_numpy(dtype=np.float64)[outer], ops["end"].to_numpy(dtype=np.float64)[outer]
+        idle,
+        ops["ts"].to_numpy(dtype=np.float64)[outer] - t0,
+        ops["end"].to_numpy(dtype=np.float64)[outer] - t0,
     )
     by_name = pd.Series(overlap).groupby(names[outer]).sum().sort_values(ascending=False).head(3)
     by_name = by_name[by_name > 0]
