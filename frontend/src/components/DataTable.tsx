@@ -180,7 +180,7 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
               >
                 <div role="row" className="dt-row" style={{ gridTemplateColumns: template }}>
                   {expand && (
-                    <div role="cell" className="dt-td">
+                    <div role="cell" className="dt-td dt-expand">
                       {can && (
                         <button
                           type="button"

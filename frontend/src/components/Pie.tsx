@@ -14,12 +14,12 @@ export function Pie({ title, slices, kind = "duration", testId, height = 300 }: 
         formatter: (p: { name: string; value: number; percent: number }) =>
           `${p.name}\n${formatValue(kind, p.value)} (${p.percent.toFixed(1)} %)`,
       },
-      legend: { type: "scroll", orient: "vertical", right: 0, top: 24, bottom: 0, width: "40%", textStyle: { width: 180, overflow: "truncate" } },
+      legend: { type: "scroll", orient: "vertical", left: "52%", right: 0, top: 28, bottom: 0, textStyle: { width: 190, overflow: "truncate" } },
       series: [
         {
           type: "pie",
-          radius: ["0%", "70%"],
-          center: ["30%", "55%"],
+          radius: ["0%", "72%"],
+          center: ["26%", "55%"],
           label: { show: false },
           data: slices.map((s) => ({ name: s.name, value: s.value })),
         },

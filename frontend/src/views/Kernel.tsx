@@ -40,11 +40,11 @@ export function readKernelRow(r: unknown): KernelRow {
   };
   return {
     name: str(r, "name"),
-    operator: shape("operator", "op_name", "op"),
+    operator: shape("op_name", "operator"),
     grid: shape("grid"),
     block: shape("block"),
-    regs: num(r, "registers_per_thread", "regs"),
-    shmem: num(r, "shared_memory", "shmem", "shared_memory_bytes"),
+    regs: num(r, "regs", "registers_per_thread"),
+    shmem: num(r, "shmem", "shared_memory"),
     tcUsed: yes(get(r, "tc_used", "tensor_cores_used", "uses_tensor_cores")),
     opTcEligible: opTc === undefined ? null : yes(opTc),
     calls,
@@ -53,7 +53,7 @@ export function readKernelRow(r: unknown): KernelRow {
     max: num(r, "max_us", "max_duration", "max"),
     min: num(r, "min_us", "min_duration", "min"),
     blocksPerSm: num(r, "mean_blocks_per_sm", "blocks_per_sm"),
-    occupancy: num(r, "mean_est_achieved_occupancy", "mean_occupancy_pct", "occupancy_pct", "occupancy"),
+    occupancy: num(r, "mean_achieved_occupancy_pct", "mean_occupancy_pct", "occupancy_pct", "occupancy"),
   };
 }
 
@@ -99,11 +99,25 @@ export function KernelView(p: ViewProps): ReactNode {
   const detailed = p.state.kgroup === "detailed";
   const topN = Math.max(1, Math.min(50, Number(p.state.top) || 10));
   const base = profileParams(p);
-  const byName = useApi<unknown>(p.api, "kernel", { ...base, group_by: "name" });
-  const grouped = useApi<unknown>(p.api, "kernel", { ...base, group_by: detailed ? "name_op_launch" : "name" });
+  const byName = useApi<unknown>(p.api, "kernels", { ...base, group_by: "name" });
+  const grouped = useApi<unknown>(p.api, "kernels", { ...base, group_by: detailed ? "name_op_launch" : "name" });
   const nameRows = useMemo(() => (byName.data === undefined ? null : readKernelRows(byName.data)), [byName.data]);
   const rows = useMemo(() => (grouped.data === undefined ? null : readKernelRows(grouped.data)), [grouped.data]);
   const columns = useMemo(() => columnsFor(rows ?? [], detailed), [rows, detailed]);
+
+  // The route's tensor_core_share (0..1) is the reference; the table's split is the fallback.
+  const tcShare = num(byName.data, "tensor_core_share");
+  const tcSlices = useMemo(() => {
+    const all = tensorCoreSlices(nameRows ?? []);
+    if (tcShare === null) return all;
+    const total = all.reduce((s, x) => s + x.value, 0);
+    return total > 0
+      ? [
+          { name: "Using Tensor Cores", value: tcShare * total },
+          { name: "Not using Tensor Cores", value: (1 - tcShare) * total },
+        ]
+      : [];
+  }, [nameRows, tcShare]);
 
   const err = byName.error ?? grouped.error;
   if (err) return <ErrorBox error={err} what="the kernels" />;
@@ -122,7 +136,7 @@ export function KernelView(p: ViewProps): ReactNode {
       >
         <div className="grid2">
           <Pie title={`Top ${topN} kernels by total time`} slices={topSlices(nameRows, (r) => r.name, (r) => r.total, topN)} testId="pie-kernels" />
-          <Pie title="Kernel time using Tensor Cores" slices={tensorCoreSlices(nameRows)} testId="pie-tc" />
+          <Pie title="Kernel time using Tensor Cores" slices={tcSlices} testId="pie-tc" />
         </div>
       </Section>
       <Section

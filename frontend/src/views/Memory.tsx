@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
+import { ApiError } from "../api/client";
 import { Chart, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select, Stat } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
@@ -55,9 +56,9 @@ function eventColumns(t0: number): Column<EventRow>[] {
 
 export function MemoryView(p: ViewProps): ReactNode {
   const base = profileParams(p);
-  const devices = useApi<unknown>(p.api, "memory", base);
+  const devices = useApi<unknown>(p.api, "memory/devices", base);
   const deviceList = useMemo(
-    () => arr(devices.data, "devices").map((d) => ({ device: str(d, "device", "name"), records: num(d, "records"), peak: num(d, "peak_allocated_bytes"), peakReserved: num(d, "peak_reserved_bytes"), total: num(d, "total_memory_bytes") })),
+    () => (Array.isArray(devices.data) ? devices.data : arr(devices.data, "devices")).map((d) => ({ device: str(d, "device", "name"), records: num(d, "records"), peak: num(d, "peak_allocated_bytes"), peakReserved: num(d, "peak_reserved_bytes"), total: num(d, "total_memory_bytes") })),
     [devices.data],
   );
   const device = deviceList.find((d) => d.device === p.state.device)?.device ?? deviceList[0]?.device ?? null;
@@ -132,7 +133,7 @@ export function MemoryView(p: ViewProps): ReactNode {
       },
       legend: { top: 0 },
       grid: { left: 80, right: 24, top: 36, bottom: 64 },
-      xAxis: { type: "value", name: "ms", min: "dataMin", max: "dataMax", axisLabel: { formatter: (v: number) => `${v}` } },
+      xAxis: { type: "value", name: "ms", min: "dataMin", max: "dataMax", axisLabel: { formatter: (v: number) => String(Number(v.toFixed(3))) } },
       yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatBytes(v) } },
       dataZoom: [zoom, { type: "inside", xAxisIndex: 0, filterMode: "none" }],
       series: [series("Allocated", c.allocated), series("Reserved", c.reserved)],
@@ -140,6 +141,8 @@ export function MemoryView(p: ViewProps): ReactNode {
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [c]);
 
+  if (devices.error instanceof ApiError && devices.error.status === 404)
+    return <Empty title="No memory records for this worker">{devices.error.message}</Empty>;
   if (devices.error) return <ErrorBox error={devices.error} what="memory devices" />;
   if (devices.data === undefined) return <Loading what="memory" />;
   if (!device)

@@ -73,9 +73,9 @@ function readFrames(v: unknown): Frame[] {
 }
 
 function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: string }): ReactNode {
-  const params: Record<string, string> = { ...profileParams(p), group_by: groupBy, op_name: row.name };
+  const params: Record<string, string> = { ...profileParams(p), group_by: groupBy, name: row.name };
   if (row.inputShape !== null) params.input_shape = row.inputShape;
-  const { data, error, loading } = useApi<unknown>(p.api, "operation/stack", params);
+  const { data, error, loading } = useApi<unknown>(p.api, "operators/stack", params);
   if (error) return <ErrorBox error={error} what="the call stacks" />;
   if (loading || data === undefined) return <Loading what="call stacks" />;
   const groups: StackGroup[] = (Array.isArray(data) ? data : arr(data, "stacks", "rows", "data")).map((g) => ({
@@ -135,8 +135,8 @@ export function OperatorView(p: ViewProps): ReactNode {
   const groupBy = p.state.group === "name_input_shape" ? "name_input_shape" : "name";
   const topN = Math.max(1, Math.min(50, Number(p.state.top) || 10));
   const base = profileParams(p);
-  const byName = useApi<unknown>(p.api, "operation", { ...base, group_by: "name" });
-  const grouped = useApi<unknown>(p.api, "operation", { ...base, group_by: groupBy });
+  const byName = useApi<unknown>(p.api, "operators", { ...base, group_by: "name" });
+  const grouped = useApi<unknown>(p.api, "operators", { ...base, group_by: groupBy });
 
   const nameRows = useMemo(() => (byName.data === undefined ? null : readRows(byName.data)), [byName.data]);
   const rows = useMemo(() => (grouped.data === undefined ? null : readRows(grouped.data)), [grouped.data]);

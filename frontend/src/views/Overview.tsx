@@ -35,17 +35,30 @@ function readGpu(g: unknown): Gpu {
 }
 
 interface Rec {
+  id: string;
+  title: string;
   text: string;
-  evidence: string[];
+  evidence: string;
 }
 
 function readRec(r: unknown): Rec {
-  if (!isObj(r)) return { text: String(r), evidence: [] };
-  const ev = get(r, "evidence", "details");
+  if (!isObj(r)) return { id: "", title: "", text: String(r), evidence: "" };
+  const ev = get(r, "evidence");
   return {
-    text: str(r, "text", "message", "title", "summary"),
-    evidence: Array.isArray(ev) ? ev.map((e) => (isObj(e) ? Object.entries(e).map(([k, v]) => `${k}: ${String(v)}`).join(", ") : String(e))) : typeof ev === "string" ? [ev] : isObj(ev) ? Object.entries(ev).map(([k, v]) => `${k}: ${String(v)}`) : [],
+    id: str(r, "id"),
+    title: str(r, "title"),
+    text: str(r, "text", "message"),
+    evidence: ev === undefined || ev === null ? "" : typeof ev === "string" ? ev : JSON.stringify(ev),
   };
+}
+
+/** Steps: {number, name, duration_us, <category>_us…} → {number, name, duration, <category>…}. */
+function readSteps(list: unknown[]): (Record<string, number> & { label?: never })[] {
+  return list.filter(isObj).map((s) => {
+    const out: Record<string, number> = {};
+    for (const [k, v] of Object.entries(s)) if (typeof v === "number") out[k.endsWith("_us") ? k.slice(0, -3) : k] = v;
+    return out;
+  });
 }
 
 const SUMMARY_COLUMNS: Column<SummaryRow>[] = [
@@ -59,33 +72,36 @@ export function OverviewView(p: ViewProps): ReactNode {
 
   const shaped = useMemo(() => {
     if (data === undefined) return null;
-    const steps = arr(data, "steps", "breakdown").filter(isObj) as Record<string, number>[];
-    const gpus = arr(data, "gpus", "gpu_summary", "gpu_metrics").map(readGpu);
-    const deviceType = str(data, "device_type");
-    const gpuUsed = gpus.length > 0 || deviceType.toUpperCase() === "GPU" || steps.some((s) => (s.kernel ?? 0) + (s.memcpy ?? 0) + (s.memset ?? 0) > 0);
-    const cats = visibleCategories(steps, gpuUsed);
-    const avgRaw = get(data, "average", "avg");
-    const avg = isObj(avgRaw)
-      ? (Object.fromEntries(Object.entries(avgRaw).filter(([, v]) => typeof v === "number")) as Record<string, number>)
-      : meanOf(steps, ["duration", ...BREAKDOWN.map((c) => c.key)]);
+    const steps = readSteps(arr(data, "steps"));
+    const gpus = arr(data, "gpus").map(readGpu);
+    const env = get(data, "environment");
+    const deviceType = str(data, "device_type") || str(env, "device_type");
+    const listed = arr(data, "categories").map(String);
+    const gpuUsed = gpus.length > 0 || deviceType.toUpperCase() === "GPU";
+    const cats = listed.length ? BREAKDOWN.filter((c) => listed.includes(c.key)) : visibleCategories(steps, gpuUsed);
+    const avgRaw = get(data, "average");
+    // average: {category: {us, pct}} (pct = share of the mean step time)
+    const avg: Record<string, number> = isObj(avgRaw)
+      ? Object.fromEntries(Object.entries(avgRaw).map(([k, v]) => [k, num(v, "us") ?? (typeof v === "number" ? v : 0)]))
+      : meanOf(steps, BREAKDOWN.map((c) => c.key));
+    const stepTime = num(data, "step_time_us") ?? meanOf(steps, ["duration"]).duration ?? null;
+    if (stepTime !== null) avg.duration = stepTime;
     return {
       steps,
       gpus,
       cats,
       deviceType: deviceType || (gpuUsed ? "GPU" : "CPU"),
-      workers: num(data, "workers", "num_workers"),
+      workers: num(env, "workers") ?? num(data, "workers"),
+      versions: isObj(get(env, "versions")) ? (get(env, "versions") as Record<string, unknown>) : {},
       summary: executionSummary(avg, cats),
-      stepTime: avg.duration ?? null,
+      stepTime: steps.length ? stepTime : null,
       recommendations: arr(data, "recommendations").map(readRec),
     };
   }, [data]);
 
   const chart = useMemo(() => {
     if (!shaped) return null;
-    const labels = shaped.steps.map((s) => {
-      const n = (s as unknown as Record<string, unknown>).number;
-      return typeof n === "number" ? String(n) : str(s, "name");
-    });
+    const labels = shaped.steps.map((s, i) => String(s.number ?? i + 1));
     return {
       tooltip: {
         ...safeTooltip,
@@ -95,7 +111,7 @@ export function OverviewView(p: ViewProps): ReactNode {
       legend: { top: 0, type: "scroll" },
       grid: { left: 70, right: 20, top: 36, bottom: 40 },
       xAxis: { type: "category", data: labels, name: "Step", nameLocation: "middle", nameGap: 26 },
-      yAxis: { type: "value", name: "µs", axisLabel: { formatter: (v: number) => formatDuration(v) } },
+      yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatDuration(v) } },
       series: shaped.cats.map((c) => ({
         name: c.label,
         type: "bar",
@@ -114,7 +130,10 @@ export function OverviewView(p: ViewProps): ReactNode {
       <Section title="Configuration" id="overview-config">
         <div className="stats">
           <Stat label="Device type" value={shaped.deviceType} testId="device-type" />
-          {shaped.workers !== null && <Stat label="Workers" value={String(shaped.workers)} />}
+          {shaped.workers !== null && <Stat label="Workers" value={String(shaped.workers)} testId="worker-count" raw={shaped.workers} />}
+          {Object.entries(shaped.versions).map(([k, v]) => (
+            <Stat key={k} label={k} value={String(v)} />
+          ))}
           <Stat label="Steps" value={String(shaped.steps.length)} testId="step-count" raw={shaped.steps.length} />
           {shaped.stepTime !== null && (
             <Stat label="Mean step time" value={formatDuration(shaped.stepTime)} testId="step-time" raw={shaped.stepTime} />
@@ -188,14 +207,14 @@ export function OverviewView(p: ViewProps): ReactNode {
         ) : (
           <ul className="recs">
             {shaped.recommendations.map((r, i) => (
-              <li key={i} data-testid="recommendation">
+              <li key={i} data-testid="recommendation" data-id={r.id}>
+                {r.title && <strong>{r.title}. </strong>}
                 {r.text}
-                {r.evidence.length > 0 && (
-                  <div className="evidence">
-                    {r.evidence.map((e, j) => (
-                      <div key={j}>{e}</div>
-                    ))}
-                  </div>
+                {r.evidence && (
+                  <details className="evidence">
+                    <summary>Evidence</summary>
+                    <code>{r.evidence}</code>
+                  </details>
                 )}
               </li>
             ))}
