@@ -32,7 +32,7 @@ def by_rel(loc: storage.Location) -> dict[str, storage.FileInfo]:
 def test_walk_lists_exactly_the_uploaded_files(backend: Backend) -> None:
     tree = logdir_tree()
     backend.upload(tree)
-    backend.upload({"elsewhere.pt.trace.json": b"{}"}, prefix="other")  # outside the logdir
+    backend.upload({"elsewhere.pt.trace.json": b"{}"}, prefix="logs2")  # a sibling sharing the key prefix
     loc = backend.location("logs")
     assert not loc.is_local
     assert listing(loc) == {rel: len(data) for rel, data in tree.items()}
@@ -40,7 +40,7 @@ def test_walk_lists_exactly_the_uploaded_files(backend: Backend) -> None:
     assert all(f.mtime > 1.7e9 and f.etag for f in files)
     # The bucket root as logdir sees both prefixes.
     root = storage.resolve(backend.url(), backend.options)
-    assert set(listing(root)) == {f"logs/{rel}" for rel in tree} | {"other/elsewhere.pt.trace.json"}
+    assert set(listing(root)) == {f"logs/{rel}" for rel in tree} | {"logs2/elsewhere.pt.trace.json"}
 
 
 def test_local_copy_returns_the_stored_bytes_once(backend: Backend) -> None:
