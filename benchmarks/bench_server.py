@@ -55,22 +55,25 @@ POLL_S = 0.05
 ORIG_VENV = Path(os.environ.get("ORIG_VENV", "/work/orig-venv"))
 OURS_TB = REPO / ".venv" / "bin" / "tensorboard"
 
-# label -> route with query (run/worker/span are added). Ours: see docs/api.md.
+# label -> route with query (run/worker/span are added), what the page of that view asks for.
+# Ours: docs/api.md. The original: its plugin.py (0.4.3).
 OURS_ROUTES = {
     "overview": "/overview",
-    "operator": "/operation?group_by=Operation",
-    "operator_table": "/operation/table?group_by=Operation",
-    "kernel": "/kernel?group_by=Kernel",
-    "kernel_table": "/kernel/table?group_by=Kernel",
-    "memory": "/memory",
+    "operator": "/operators",
+    "operator_by_shape": "/operators?group_by=name_input_shape",
+    "kernel": "/kernels",
+    "memory_stats": "/memory/stats",
+    "memory_curve": "/memory/curve",
+    "memory_events": "/memory/events",
 }
 ORIG_ROUTES = {
     "overview": "/overview",
-    "operator": "/operation?group_by=Operation",
-    "operator_table": "/operation/table?group_by=Operation",
-    "kernel": "/kernel?group_by=Kernel",
-    "kernel_table": "/kernel/table?group_by=Kernel",
-    "memory": "/memory",
+    "operator": "/operation/table?group_by=Operation",
+    "operator_by_shape": "/operation/table?group_by=OperationAndInputShape",
+    "kernel": "/kernel/table?group_by=Kernel",
+    "memory_stats": "/memory",
+    "memory_curve": "/memory_curve",
+    "memory_events": "/memory_events",
 }
 
 
@@ -252,7 +255,9 @@ def pick_profile(base: str, run: str) -> tuple[str, str | None]:
 # ---------------------------------------------------------------- one round
 
 
-def bench_server(plugin: Plugin, case: Case, timeout: float, requests: int, log_dir: Path) -> dict[str, Any]:
+def bench_server(
+    plugin: Plugin, case: Case, timeout: float, requests: int, route_budget: float, log_dir: Path
+) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
     cmd = [*plugin.command, "--logdir", str(case.logdir), "--host", "127.0.0.1", "--port", str(port)]
@@ -267,7 +272,7 @@ def bench_server(plugin: Plugin, case: Case, timeout: float, requests: int, log_
         )
         try:
             with TreeSampler(proc.pid) as sampler:
-                _drive(plugin, case, base, t0, timeout, requests, proc, res)
+                _drive(plugin, case, base, t0, timeout, requests, route_budget, proc, res)
                 res["peak_rss_mb"] = sampler.peak / 2**20
                 res["max_procs"] = sampler.max_procs
         except BenchError as e:
@@ -278,7 +283,18 @@ def bench_server(plugin: Plugin, case: Case, timeout: float, requests: int, log_
     return res
 
 
-def _drive(plugin, case, base, t0, timeout, requests, proc, res) -> None:
+def _drive(
+    plugin: Plugin,
+    case: Case,
+    base: str,
+    t0: float,
+    timeout: float,
+    requests: int,
+    route_budget: float,
+    proc: subprocess.Popen,
+    res: dict[str, Any],
+) -> None:
+    """Steps 2-4 of the module docstring; fills ``res``, raises BenchError on failure."""
     deadline = t0 + timeout
     runs_path = f"{PREFIX}/runs"
     run_names: list[str] = []
@@ -314,15 +330,18 @@ def _drive(plugin, case, base, t0, timeout, requests, proc, res) -> None:
     for label, route in plugin.routes.items():
         path = with_params(route, run=run, worker=worker, span=span)
         status, data, first = get(base, path, timeout=120)
-        times = []
-        for _ in range(requests if status == 200 else 0):
+        times: list[float] = []
+        spent = 0.0
+        while status == 200 and len(times) < requests and (not times or spent < route_budget):
             _, _, dt = get(base, path, timeout=120)
             times.append(dt)
+            spent += dt
         res["routes"][label] = {
             "status": status,
             "first_ms": first * 1000,
             "p50_ms": percentile(times, 50) * 1000 if times else None,
             "p95_ms": percentile(times, 95) * 1000 if times else None,
+            "repeats": len(times),
             "bytes": len(json.dumps(data)) if status == 200 else 0,
             "error": None if status == 200 else str(data)[:200],
         }
@@ -455,6 +474,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-ours", action="store_true", help="skip our plugin (e.g. to measure the original)")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--requests", type=int, default=10, help="repeats per route after the first")
+    ap.add_argument(
+        "--route-budget", type=float, default=20, help="stop repeating a route after this many seconds"
+    )
     ap.add_argument("--timeout", type=float, default=600, help="seconds per TensorBoard run")
     ap.add_argument("--no-floor", action="store_true", help="skip the parse floor")
     ap.add_argument("--load", action="store_true", help="also time load_profile in-process (bench_load)")
@@ -477,7 +499,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in range(a.runs):
                 order = plugins if r % 2 == 0 else list(reversed(plugins))
                 for p in order:
-                    res = bench_server(p, case, a.timeout, a.requests, a.log_dir)
+                    res = bench_server(p, case, a.timeout, a.requests, a.route_budget, a.log_dir)
                     rounds[p.name].append(res)
                     _say(r, res)
                 if not a.no_floor:
