@@ -290,11 +290,8 @@ def analyze_job(workers: list[WorkerComm], max_rounds: int = 200) -> dict:
         )
     calls = _match_rounds(workers, warnings)
     transfer = _transfer_intervals(calls)
-    wait = {}
-    for w_i, w in enumerate(workers):
-        wait[w.worker] = _wait_per_step(
-            w, transfer[transfer["worker_i"] == w_i] if len(transfer) else transfer
-        )
+    per_worker = dict(tuple(transfer.groupby("worker_i"))) if len(transfer) else {}
+    wait = {w.worker: _wait_per_step(w, per_worker.get(w_i)) for w_i, w in enumerate(workers)}
     return {
         "workers": [
             {"worker": w.worker, "rank": w.rank, "node": w.node, "process": w.process, "steps": w.steps}
@@ -303,11 +300,7 @@ def analyze_job(workers: list[WorkerComm], max_rounds: int = 200) -> dict:
         "world_size": max(world) if world else len(workers),
         "overlap": {w.worker: _per_step_and_mean(w.steps, w.overlap) for w in workers},
         "wait": wait,
-        "comm_ops": {
-            w.worker: _comm_table(transfer[transfer["worker_i"] == i]) for i, w in enumerate(workers)
-        }
-        if len(transfer)
-        else {w.worker: [] for w in workers},
+        "comm_ops": {w.worker: _comm_table(per_worker.get(i)) for i, w in enumerate(workers)},
         "stragglers": stragglers(transfer, workers, max_rounds),
         "gpu_info": gpu_info(workers),
         "process_groups": _process_groups(workers),
@@ -330,18 +323,22 @@ def _transfer_intervals(calls: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _wait_per_step(w: WorkerComm, t: pd.DataFrame) -> dict:
+def _wait_per_step(w: WorkerComm, t: pd.DataFrame | None) -> dict:
     """Synchronizing and transferring time per step: transfer = |∪ transfer parts|,
-    synchronizing = |∪ call intervals| − transfer."""
-    rows = []
-    for i in range(len(w.steps)):
-        s = t[(t["step"] == i) & t["matched"]] if len(t) else t
-        if len(s) == 0:
-            rows.append([0.0, 0.0])
-            continue
-        total = iv.total(iv.union(s["start"].to_numpy(), s["end"].to_numpy()))
-        real = iv.total(iv.union(s["t_start"].to_numpy(), s["end"].to_numpy()))
-        rows.append([total - real, real])
+    synchronizing = |∪ call intervals| − transfer (matched calls only)."""
+    rows = [[0.0, 0.0] for _ in w.steps]
+    if t is not None and len(t):
+        m = t[t["matched"]]
+        step = m["step"].to_numpy()
+        start, end, t_start = m["start"].to_numpy(), m["end"].to_numpy(), m["t_start"].to_numpy()
+        order = np.argsort(step, kind="stable")
+        bounds = np.searchsorted(step[order], np.arange(len(w.steps) + 1))
+        for i in range(len(w.steps)):
+            sel = order[bounds[i] : bounds[i + 1]]
+            if sel.size:
+                total = iv.total(iv.union(start[sel], end[sel]))
+                real = iv.total(iv.union(t_start[sel], end[sel]))
+                rows[i] = [total - real, real]
     return _per_step_and_mean(w.steps, rows, ("synchronizing", "transferring"))
 
 
@@ -353,12 +350,12 @@ def _per_step_and_mean(
     return {"steps": per_step, "mean": mean}
 
 
-def _comm_table(t: pd.DataFrame) -> list[dict]:
+def _comm_table(t: pd.DataFrame | None) -> list[dict]:
     """Per collective: calls, bytes, latency (union of the calls' intervals), transfer time (union of
     the transfer parts of matched calls), algbw = Σ bytes / Σ latency, busbw = Σ (bytes × bus
     factor) / Σ latency."""
-    out = []
-    if t.empty:
+    out: list[dict] = []
+    if t is None or t.empty:
         return out
     for name, g in t.groupby("collective", sort=True):
         n = len(g)
