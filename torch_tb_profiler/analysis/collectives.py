@@ -78,8 +78,10 @@ def comm_kernel_mask(device: pd.DataFrame, call_ops: set[int] | None = None) -> 
     """Device rows that are communication kernels (by collective args, name, or link to a call)."""
     if len(device) == 0:
         return np.zeros(0, dtype=bool)
-    kernel = (device["kind"] == "kernel").to_numpy(bool)
-    named = device["name"].astype(str).str.contains(COMM_KERNEL).to_numpy(bool)
+    kernel = np.asarray(device["kind"] == "kernel", dtype=bool)
+    # the name test runs on distinct names only (kernels repeat a few hundred names)
+    codes, uniques = pd.factorize(device["name"].astype(str))
+    named = np.array([bool(COMM_KERNEL.search(str(u))) for u in uniques], dtype=bool)[codes]
     mask = named
     if "collective" in device:
         mask = mask | (device["collective"].astype(str) != "").to_numpy(bool)
@@ -115,7 +117,10 @@ def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray
     kernel_call = np.full(len(device), -1, dtype=np.int64)
     if len(device):
         dev_op = device["op"].to_numpy(np.int64)
-        kernel_call = np.array([op_to_call.get(o, -1) for o in dev_op.tolist()], dtype=np.int64)
+        call_of_op = np.full(len(ops) + 1, -1, dtype=np.int64)  # last slot: op -1
+        if op_to_call:
+            call_of_op[list(op_to_call)] = list(op_to_call.values())
+        kernel_call = call_of_op[np.where(dev_op >= 0, dev_op, len(ops))]
         _attach_by_launch_position(profile, ops, members, kernel_call)
     comm_mask = comm_kernel_mask(device, set(op_to_call))
     kernel_call = np.where(comm_mask, kernel_call, -1)
