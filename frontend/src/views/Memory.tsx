@@ -85,6 +85,7 @@ export function MemoryView(p: ViewProps): ReactNode {
       peakReserved: num(d, "peak_reserved_bytes"),
       total: num(d, "total_memory_bytes"),
       downsampled: bool(d, "downsampled"),
+      hasTotals: (arr(d, "allocated") as (number | null)[]).some((v) => v !== null),
     };
   }, [curve.data]);
 
@@ -159,6 +160,7 @@ export function MemoryView(p: ViewProps): ReactNode {
           duration: num(r, "duration"),
         }));
   const evTotal = num(events.data, "total");
+  const hasAddresses = events.data === undefined || bool(events.data, "has_addresses");
   const stRows: StatRow[] | null =
     stats.data === undefined
       ? null
@@ -190,7 +192,7 @@ export function MemoryView(p: ViewProps): ReactNode {
         }
       >
         {curve.error && <ErrorBox error={curve.error} what="the memory curve" />}
-        {c && (
+        {c?.hasTotals && (
           <div className="stats">
             <Stat label="Peak allocated" value={formatBytes(c.peak)} testId="peak-allocated" raw={c.peak} />
             <Stat label="Peak reserved" value={formatBytes(c.peakReserved)} testId="peak-reserved" raw={c.peakReserved} />
@@ -198,8 +200,17 @@ export function MemoryView(p: ViewProps): ReactNode {
             {c.peakTs !== null && <Stat label="Peak at" value={formatDuration(c.peakTs - c.t0)} />}
           </div>
         )}
-        {option ? <Chart option={option} height={320} onZoom={onZoom} testId="memory-chart" ariaLabel="Memory curve" /> : !curve.error && <Loading what="memory curve" />}
-        <div className="muted">
+        {c && !c.hasTotals ? (
+          <Empty title="No memory curve for this device">
+            Its memory records carry no "Total Allocated"/"Total Reserved" figures (PyTorch before 1.10 did not
+            write them), so the curve and peaks cannot be drawn. The events and statistics below are complete.
+          </Empty>
+        ) : option ? (
+          <Chart option={option} height={320} onZoom={onZoom} testId="memory-chart" ariaLabel="Memory curve" />
+        ) : (
+          !curve.error && <Loading what="memory curve" />
+        )}
+        <div className="muted" hidden={!c?.hasTotals}>
           Drag the slider or scroll on the chart to zoom: the tables below then cover the zoomed time range.
           {c?.downsampled && " The curve is downsampled for display; peaks are kept."}
           {(zoomLabel || rangeText) && (
@@ -218,6 +229,10 @@ export function MemoryView(p: ViewProps): ReactNode {
           <ErrorBox error={events.error} what="memory events" />
         ) : !evRows || !c ? (
           <Loading what="memory events" />
+        ) : !hasAddresses ? (
+          <Empty title="No allocation events">
+            The memory records of this device carry no addresses, so allocations cannot be paired with their frees.
+          </Empty>
         ) : (
           <>
             {evTotal !== null && evTotal > evRows.length && (
