@@ -22,6 +22,7 @@ import pytest
 
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis import distributed as D
+from torch_tb_profiler.analysis.collectives import collective_calls
 from torch_tb_profiler.loading import load_profile
 
 H100 = {
@@ -315,3 +316,36 @@ def test_real_gloo_ddp_sample():
         for bars in steps.values():
             assert all(v >= -1e-6 for v in bars.values())
     assert job["stragglers"]["round_count"] == 21
+
+
+def test_args_only_on_the_kernel_and_c10d_only_host_op(tmp_path):
+    """A c10d::all_gather_into_tensor op (no record_param_comms, no nccl: annotation) whose kernel
+    carries the collective args: in 1000 / out 4000 bf16 elements over 4 ranks -> S = 8000 bytes."""
+    b = TraceBuilder(distributed_info={"rank": 0, "world_size": 4})
+    b.step(1, 0, 1000)
+    ext = b.op("c10d::_allgather_base_", 10, 20)
+    args = {
+        "Collective name": "_allgather_base",
+        "In msg nelems": 1000,
+        "Out msg nelems": 4000,
+        "dtype": "BFloat16",
+        "Group size": 4,
+        "Process Group Name": "3",
+        "Seq": 7,
+    }
+    b.launch("ncclDevKernel_AllGather_RING_LL", 12, 2, 100, 80, ext_id=ext, extra_args=args)
+    calls, kernels, _ = collective_calls(load_profile(str(b.write(tmp_path / "r0.json"))))
+    (call,) = calls.to_dict("records")
+    assert (call["collective"], call["bytes"], call["group_size"], call["pg"], call["seq"]) == (
+        "all_gather",
+        8000,
+        4,
+        "3",
+        7,
+    )
+    assert call["latency"] == 80 and len(kernels) == 1
+    # busbw for all_gather over 4 ranks: (n-1)/n
+    w = D.summarize_worker("r0", load_profile(str(tmp_path / "r0.json")))
+    (row,) = D.analyze_job([w])["comm_ops"]["r0"]
+    assert row["algbw_gbps"] == pytest.approx(8000 / 80 / 1e3)
+    assert row["busbw_gbps"] == pytest.approx(8000 / 80 / 1e3 * 3 / 4)

@@ -142,8 +142,8 @@ def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray
     dev_end = device["end"].to_numpy(np.float64) if len(device) else np.empty(0)
     for top in sorted(members, key=lambda r: (ops["ts"].iat[r], r)):
         rows = members[top]
-        info = _describe(ops, rows, comm_args)
         k = np.flatnonzero(kernel_call == top)
+        info = _describe(ops, rows, comm_args, _kernel_args(device, k))
         if k.size:
             busy = iv.total(iv.union(dev_ts[k], dev_end[k]))
             d0, d1 = float(dev_ts[k].min()), float(dev_end[k].max())
@@ -202,25 +202,38 @@ def _attach_by_launch_position(
         kernel_call[todo[sel[inside]]] = tops[order[pos[inside]]]
 
 
-def _describe(ops: pd.DataFrame, rows: list[int], comm_args: pd.DataFrame | None) -> dict:
-    """Collective name, group, seq, size of one call from its comm ops (args first, then names)."""
+def _kernel_args(device: pd.DataFrame, rows: np.ndarray) -> list[pd.Series]:
+    """Collective args copied onto the call's kernels (current Kineto), as fallback metadata."""
+    if rows.size == 0 or "collective" not in device:
+        return []
+    sub = device.iloc[rows]
+    sub = sub[sub["collective"].astype(str) != ""]
+    return [row for _, row in sub.head(1).iterrows()]
+
+
+def _describe(
+    ops: pd.DataFrame, rows: list[int], comm_args: pd.DataFrame | None, kernel_args: list[pd.Series]
+) -> dict:
+    """Collective name, group, seq, size of one call: args of its ops, else args on its kernels,
+    else its op names and input shapes."""
     coll, pg, seq, group_size, nbytes, dtype = "", "", -1, -1, 0, ""
+    candidates: list[pd.Series] = []
     if comm_args is not None:
         for r in rows:
             if r not in comm_args.index:
                 continue
             a = comm_args.loc[r]
-            if isinstance(a, pd.DataFrame):
-                a = a.iloc[0]
-            if not cb.is_collective(str(a["collective"])):
-                continue
-            coll = cb.collective_name(str(a["collective"]))
-            pg = str(a.get("pg_name", "") or "")
-            seq = int(a.get("coll_seq", -1))
-            group_size = int(a.get("group_size", -1))
-            dtype = str(a.get("dtype", ""))
-            nbytes = cb.message_bytes(int(a.get("in_nelems", -1)), int(a.get("out_nelems", -1)), dtype)
-            break
+            candidates.append(a.iloc[0] if isinstance(a, pd.DataFrame) else a)
+    for a in [*candidates, *kernel_args]:
+        if not cb.is_collective(str(a["collective"])):
+            continue
+        coll = cb.collective_name(str(a["collective"]))
+        pg = str(a.get("pg_name", "") or "")
+        seq = int(a.get("coll_seq", -1))
+        group_size = int(a.get("group_size", -1))
+        dtype = str(a.get("dtype", ""))
+        nbytes = cb.message_bytes(int(a.get("in_nelems", -1)), int(a.get("out_nelems", -1)), dtype)
+        break
     names = [str(ops["name"].iat[r]) for r in rows]
     if not coll:
         # prefer the library annotation (nccl:/gloo:), then the c10d op
