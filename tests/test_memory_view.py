@@ -189,3 +189,15 @@ def test_legacy_records_without_totals_or_addresses(tmp_path):
     assert dev["device"] == "GPU0" and dev["peak_allocated_bytes"] is None and not dev["has_totals"]
     assert M.events(p, "GPU0")["total"] == 0 and not M.events(p, "GPU0")["has_addresses"]
     assert _by_name(M.operator_stats(p, "GPU0"))["aten::empty"]["self_alloc_size"] == 256
+
+
+def test_records_without_any_operator(tmp_path):
+    b = TraceBuilder()
+    b.memory(5, 100, 1, 100, 200, device_type=1, device_id=0)
+    b.memory(9, -100, 1, 0, 200, device_type=1, device_id=0)
+    p = load_profile(str(b.write(tmp_path / "memonly.pt.trace.json")))
+    assert M.devices(p)[0]["peak_allocated_bytes"] == 100
+    (ev,) = M.events(p)["rows"]
+    assert ev["operator"] == "" and ev["duration"] == 4
+    st = M.operator_stats(p)
+    assert st["rows"] == [] and st["records_without_operator"] == 2

@@ -113,7 +113,10 @@ def _prepare(profile: Any) -> _Prepared:
             devices[label] = _Device(label, int(t), int(d), order[inverse == k])
     is_op, to_operator = operator_rows(ops)
     mem_op = mem["op"].to_numpy(np.int64) if "op" in mem else np.full(ts.size, -1)
-    operator = np.where(mem_op >= 0, to_operator[np.maximum(mem_op, 0)], -1) if ts.size else mem_op
+    if ts.size and to_operator.size:
+        operator = np.where(mem_op >= 0, to_operator[np.maximum(mem_op, 0)], -1)
+    else:  # no ops at all: no record has an operator
+        operator = np.full(ts.size, -1, dtype=np.int64)
     prepared = _Prepared(
         devices=dict(sorted(devices.items(), key=lambda kv: (_device_rank(kv[1]), kv[0]))),
         ts=ts,
