@@ -100,7 +100,7 @@ def _prepare(profile: Any) -> _Prepared:
     ops: pd.DataFrame = profile.ops
     ts = mem["ts"].to_numpy(np.float64)
     dtype = mem["device_type"].to_numpy(np.int64)
-    did = mem["device_id"].to_numpy(np.int64)
+    did = np.maximum(mem["device_id"].to_numpy(np.int64), -1)  # ids below -1 mean "none" too
     order = np.lexsort((np.arange(ts.size), ts))
     devices: dict[str, _Device] = {}
     if ts.size:
