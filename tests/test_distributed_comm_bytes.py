@@ -33,7 +33,10 @@ def test_collective_names(raw, name):
 
 def test_wait_is_not_a_collective():
     assert not cb.is_collective("wait")
+    assert not cb.is_collective("_c10d_functional::wait_tensor")
     assert cb.is_collective("allreduce")
+    assert cb.collective_name("_c10d_functional::all_gather_into_tensor") == "all_gather"
+    assert cb.collective_name("_c10d_functional::all_reduce_") == "all_reduce"
 
 
 def test_dtype_sizes_from_both_spellings():

@@ -23,7 +23,6 @@ import pandas as pd
 from torch_tb_profiler.analysis import comm_bytes as cb
 from torch_tb_profiler.model import intervals as iv
 
-_COMM_PREFIX = re.compile(r"^(nccl|gloo|c10d|mpi|ucc|xccl|hccl):{1,2}", re.I)
 COMM_KERNEL = re.compile(r"^(?:nccl|rccl|hccl|xccl)|ncclKernel|ncclDevKernel", re.I)
 
 CALL_COLUMNS = [
@@ -57,7 +56,7 @@ def _json(text: Any) -> Any:
 
 def _comm_op_rows(ops: pd.DataFrame, comms: pd.DataFrame) -> np.ndarray:
     names = ops["name"].astype(str)
-    by_name = names.str.match(_COMM_PREFIX).to_numpy(bool)
+    by_name = names.str.match(cb.LIBRARY_PREFIX).to_numpy(bool)
     is_comm = by_name.copy()
     if len(comms):
         is_comm[comms["op"].to_numpy(np.int64)] = True

@@ -101,7 +101,11 @@ _CANONICAL = {
 }
 
 # host-side names that are not a collective on their own
-NOT_COLLECTIVES = frozenset({"wait", "init", "", "coalesced", "startcoalescing", "endcoalescing"})
+NOT_COLLECTIVES = frozenset(
+    {"wait", "waittensor", "workwait", "init", "", "coalesced", "startcoalescing", "endcoalescing"}
+)
+# library prefixes of host-side collective names (functional collectives: _c10d_functional::)
+LIBRARY_PREFIX = re.compile(r"^(_?c10d_functional|nccl|gloo|c10d|mpi|ucc|hccl|xccl|rccl)(::|:)", re.I)
 
 _BUS_FACTOR_KIND = {
     "all_reduce": "allreduce",
@@ -120,7 +124,7 @@ _BUS_FACTOR_KIND = {
 
 def canonical_key(name: str) -> str:
     """'nccl:_all_gather_base' -> 'allgatherbase' (prefix, underscores and case removed)."""
-    base = re.sub(r"^(nccl|gloo|c10d|mpi|ucc|hccl|xccl|rccl)(::|:)", "", name.strip(), flags=re.I)
+    base = LIBRARY_PREFIX.sub("", name.strip())
     return base.replace("_", "").lower()
 
 
