@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis import names
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import steps
 from torch_tb_profiler.model import intervals as iv
@@ -41,22 +42,30 @@ _COMM_KERNEL_PREFIXES = ("nccl", "rccl")
 _COMM_OP_PREFIXES = ("nccl:", "gloo:")
 
 
-def is_dataloader(names: pd.Series) -> np.ndarray:
-    names = names.astype(str)
-    return (
-        (names.str.startswith("enumerate(DataLoader)#") & names.str.endswith(".__next__"))
-        | names.str.startswith("enumerate(DataPipe)#")
-    ).to_numpy()
+def is_dataloader_name(name: str) -> bool:
+    return (name.startswith("enumerate(DataLoader)#") and name.endswith(".__next__")) or name.startswith(
+        "enumerate(DataPipe)#"
+    )
 
 
-def is_profiler_step(names: pd.Series) -> np.ndarray:
-    return names.astype(str).str.startswith("ProfilerStep#").to_numpy()
+def is_profiler_step_name(name: str) -> bool:
+    return name.startswith("ProfilerStep#")
+
+
+def dataloader_ops(profile) -> np.ndarray:
+    """Rows of ``ops`` that are DataLoader ranges."""
+    return names.mask(profile, "ops", is_dataloader_name)
+
+
+def profiler_step_ops(profile) -> np.ndarray:
+    """Rows of ``ops`` that are ``ProfilerStep#N`` ranges."""
+    return names.mask(profile, "ops", is_profiler_step_name)
 
 
 def comm_op_mask(profile) -> np.ndarray:
     """Host ops that are communication: nccl:*/gloo:* ranges and ops with collective metadata."""
     ops = profile.ops
-    mask = ops["name"].astype(str).str.startswith(_COMM_OP_PREFIXES).to_numpy().copy()
+    mask = names.mask(profile, "ops", lambda n: n.startswith(_COMM_OP_PREFIXES)).copy()
     comms = getattr(profile, "comms", None)
     if comms is not None and len(comms):
         rows = comms["op"].to_numpy(dtype=np.int64)
@@ -70,10 +79,11 @@ def comm_kernel_mask(profile) -> np.ndarray:
     if not len(dev):
         return np.zeros(0, dtype=bool)
     kernel = (dev["kind"] == "kernel").to_numpy()
-    name = dev["name"].astype(str).str.lower().str.startswith(_COMM_KERNEL_PREFIXES).to_numpy()
-    mask = name
+    mask = names.mask(profile, "device", lambda n: n.lower().startswith(_COMM_KERNEL_PREFIXES))
     if "collective" in dev.columns:
-        mask = mask | (dev["collective"].astype(str) != "").to_numpy()
+        mask = mask | names.mask(
+            profile, "device", lambda v: v not in ("", "nan", "None"), column="collective"
+        )
     op = dev["op"].to_numpy(dtype=np.int64)
     has_op = op >= 0
     if has_op.any():
@@ -115,8 +125,8 @@ def _category_ranges(profile) -> dict[str, iv.Intervals]:
     kind = dev["kind"].to_numpy() if len(dev) else np.zeros(0, dtype=object)
     comm_k = comm_kernel_mask(profile)
     comm_host = comm_op_mask(profile) if len(ops) else np.zeros(0, dtype=bool)
-    loader = is_dataloader(ops["name"]) if len(ops) else np.zeros(0, dtype=bool)
-    step_rows = is_profiler_step(ops["name"]) if len(ops) else np.zeros(0, dtype=bool)
+    loader = dataloader_ops(profile)
+    step_rows = profiler_step_ops(profile)
     comm = union(dev, comm_k)
     host_comm = union(ops, comm_host)
     return {
@@ -157,13 +167,18 @@ def _per_step(profile) -> pd.DataFrame:
     ranges = category_ranges(profile)
     t0 = origin(profile)
     rel_starts, rel_ends = starts - t0, ends - t0
-    unclaimed = iv.union(rel_starts, rel_ends)
-    claimed_total = np.zeros(len(s))
+    # category k gets |U_k ∩ step| − |U_(k−1) ∩ step| with U_k the union of the first k categories:
+    # the priority rule without set differences (steps do not overlap)
+    claimed = iv.EMPTY
+    covered_before = np.zeros(len(s))
     for c in CATEGORIES[:-1]:
-        part = iv.intersect(ranges[c], unclaimed)
-        out[c] = iv.overlap_with_each(part, rel_starts, rel_ends)
-        claimed_total += out[c].to_numpy()
-        unclaimed = iv.subtract(unclaimed, part)
+        claimed = iv.union(
+            np.concatenate([claimed[0], ranges[c][0]]), np.concatenate([claimed[1], ranges[c][1]])
+        )
+        covered = iv.overlap_with_each(claimed, rel_starts, rel_ends)
+        out[c] = np.maximum(covered - covered_before, 0.0)
+        covered_before = covered
+    claimed_total = covered_before
     out["other"] = np.maximum(out["duration"].to_numpy() - claimed_total, 0.0)
     return out
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import window
 from torch_tb_profiler.analysis.tensor_cores import uses_tensor_cores
 from torch_tb_profiler.model import intervals as iv
@@ -81,7 +82,11 @@ def tensor_core_share(names: pd.Series, dur: np.ndarray) -> float:
 
 
 def gpu_summary(profile) -> list[dict[str, Any]]:
-    """One dict per GPU that ran kernels (device id order); percentages in 0..100."""
+    """One dict per GPU that ran kernels (device id order); percentages in 0..100 (cached)."""
+    return memoized(profile, "gpu_metrics.summary", lambda: _gpu_summary(profile))
+
+
+def _gpu_summary(profile) -> list[dict[str, Any]]:
     k = kernels(profile)
     if not len(k):
         return []

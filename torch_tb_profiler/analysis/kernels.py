@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis import names
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.operators import op_stats
-from torch_tb_profiler.analysis.tensor_cores import uses_tensor_cores
+from torch_tb_profiler.analysis.tensor_cores import kernel_uses_tensor_cores
 
 GROUP_BY = ("name", "name_op_launch")
 LAUNCH_KEYS = ["name", "op_name", "grid", "block", "regs", "shmem"]
@@ -29,26 +30,39 @@ def kernel_rows(profile) -> pd.DataFrame:
 
 def _kernel_rows(profile) -> pd.DataFrame:
     dev = profile.device
-    k = dev[dev["kind"].to_numpy() == "kernel"] if len(dev) else dev
-    op = k["op"].to_numpy(dtype=np.int64) if len(k) else np.zeros(0, np.int64)
+    sel = dev["kind"].to_numpy() == "kernel" if len(dev) else np.zeros(0, dtype=bool)
+    k = dev[sel]
+    op = k["op"].to_numpy(dtype=np.int64)
     has_op = op >= 0
-    op_names = profile.ops["name"].astype(str).to_numpy() if len(profile.ops) else np.zeros(0, dtype=object)
-    eligible = op_stats(profile)["tc_eligible"].to_numpy() if len(profile.ops) else np.zeros(0, dtype=bool)
     safe = np.where(has_op, op, 0)
+    op_codes, op_values = names.factorized(profile, "ops")
+    eligible = op_stats(profile)["tc_eligible"].to_numpy() if len(profile.ops) else np.zeros(0, dtype=bool)
+    op_code = np.where(has_op, op_codes[safe], -1) if len(op_codes) else np.full(len(k), -1)
+    op_labels = np.append(op_values, "")  # code -1 -> ""
+    name_codes, name_values = names.factorized(profile, "device")
+    grid_codes, grid_values = names.factorized(profile, "device", "grid")
+    block_codes, block_values = names.factorized(profile, "device", "block")
     return pd.DataFrame(
         {
-            "name": k["name"].astype(str).to_numpy() if len(k) else np.zeros(0, dtype=object),
+            "name": name_values[name_codes[sel]],
             "op": op,
-            "op_name": np.where(has_op, op_names[safe] if len(op_names) else "", ""),
-            "grid": k["grid"].astype(str).to_numpy() if len(k) else [],
-            "block": k["block"].astype(str).to_numpy() if len(k) else [],
-            "regs": _int_or_missing(k["regs"]) if len(k) else [],
-            "shmem": _int_or_missing(k["shmem"]) if len(k) else [],
-            "dur": k["dur"].to_numpy(dtype=np.float64) if len(k) else [],
-            "blocks_per_sm": k["blocks_per_sm"].to_numpy(dtype=np.float64) if len(k) else [],
-            "occupancy": k["occupancy"].to_numpy(dtype=np.float64) if len(k) else [],
-            "tc": uses_tensor_cores(k["name"]) if len(k) else np.zeros(0, dtype=bool),
-            "op_tc_eligible": np.where(has_op, eligible[safe] if len(eligible) else False, False),
+            "op_name": op_labels[op_code],
+            "grid": grid_values[grid_codes[sel]],
+            "block": block_values[block_codes[sel]],
+            "regs": _int_or_missing(k["regs"]),
+            "shmem": _int_or_missing(k["shmem"]),
+            "dur": k["dur"].to_numpy(dtype=np.float64),
+            "blocks_per_sm": k["blocks_per_sm"].to_numpy(dtype=np.float64),
+            "occupancy": k["occupancy"].to_numpy(dtype=np.float64),
+            "tc": names.mask(profile, "device", kernel_uses_tensor_cores)[sel],
+            "op_tc_eligible": np.where(has_op, eligible[safe], False)
+            if len(eligible)
+            else np.zeros(len(k), bool),
+            # integer keys for grouping
+            "name_code": name_codes[sel],
+            "op_code": op_code,
+            "grid_code": grid_codes[sel],
+            "block_code": block_codes[sel],
         }
     )
 
@@ -91,7 +105,12 @@ def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
         bps_n=~np.isnan(rows["blocks_per_sm"].to_numpy()),
         occ_n=~np.isnan(rows["occupancy"].to_numpy()),
     )
-    g = rows.groupby(keys, sort=False)
+    codes = (
+        ["name_code"]
+        if group_by == "name"
+        else ["name_code", "op_code", "grid_code", "block_code", "regs", "shmem"]
+    )
+    g = rows.groupby(codes, sort=False)  # integer keys: much faster than grouping strings
     agg = g.agg(
         calls=("dur", "size"),
         total_us=("dur", "sum"),
@@ -105,7 +124,8 @@ def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
         occ_n=("occ_n", "sum"),
         tc_used=("tc", "any"),
         op_tc_eligible=("op_tc_eligible", "any"),
-    ).reset_index()
+    )
+    agg = pd.concat([g[keys].first(), agg], axis=1).reset_index(drop=True)
     agg["mean_us"] = agg["total_us"] / agg["calls"]
     agg["mean_blocks_per_sm"] = _weighted(agg["bps_w"], agg["bps_d"], agg["bps_n"])
     agg["mean_achieved_occupancy_pct"] = _weighted(agg["occ_w"], agg["occ_d"], agg["occ_n"])

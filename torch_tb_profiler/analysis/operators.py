@@ -27,9 +27,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis.breakdown import is_dataloader, is_profiler_step
+from torch_tb_profiler.analysis import names as name_index
+from torch_tb_profiler.analysis.breakdown import dataloader_ops, profiler_step_ops
 from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.tensor_cores import op_names_eligible, uses_tensor_cores
+from torch_tb_profiler.analysis.tensor_cores import kernel_uses_tensor_cores, op_name_eligible
 from torch_tb_profiler.model import intervals as iv
 
 GROUP_BY = ("name", "name_input_shape")
@@ -58,7 +59,6 @@ def op_stats(profile) -> pd.DataFrame:
 def _op_stats(profile) -> pd.DataFrame:
     ops = profile.ops
     n = len(ops)
-    names = ops["name"].astype(str)
     parent = ops["parent"].to_numpy(dtype=np.int64)
     depth = ops["depth"].to_numpy(dtype=np.int64)
     dur = ops["dur"].to_numpy(dtype=np.float64)
@@ -67,7 +67,7 @@ def _op_stats(profile) -> pd.DataFrame:
     # fold same-name single-child operator chains into the topmost call
     has_parent = parent >= 0
     n_children = np.bincount(parent[has_parent], minlength=n) if n else np.zeros(0, np.int64)
-    name_codes = pd.factorize(names)[0]
+    name_codes = name_index.factorized(profile, "ops")[0]
     p = np.where(has_parent, parent, 0)
     folded = has_parent & is_cpu_op & is_cpu_op[p] & (name_codes == name_codes[p]) & (n_children[p] == 1)
     rep = np.arange(n)
@@ -95,14 +95,16 @@ def _op_stats(profile) -> pd.DataFrame:
         d_op = dev["op"].to_numpy(dtype=np.int64)
         ok = d_op >= 0
         d_dur = dev["dur"].to_numpy(dtype=np.float64)
-        tc = (dev["kind"].to_numpy() == "kernel") & uses_tensor_cores(dev["name"])
+        tc = (dev["kind"].to_numpy() == "kernel") & name_index.mask(
+            profile, "device", kernel_uses_tensor_cores
+        )
         np.add.at(dev_self, rep[d_op[ok]], d_dur[ok])
         np.add.at(tc_self, rep[d_op[ok & tc]], d_dur[ok & tc])
 
     # subtree sums (the folded tree has the same subtrees for the calls that remain rows)
     dev_total = dev_self.copy()
     tc_total = tc_self.copy()
-    eligible = op_names_eligible(names) | (tc_self > 0)
+    eligible = name_index.mask(profile, "ops", op_name_eligible) | (tc_self > 0)
     by_depth = np.argsort(-depth, kind="stable")
     levels = np.split(by_depth, np.flatnonzero(np.diff(depth[by_depth])) + 1) if n else []
     for idx in levels:
@@ -116,10 +118,9 @@ def _op_stats(profile) -> pd.DataFrame:
     row = (
         is_cpu_op
         & ~folded
-        & ~is_profiler_step(names)
-        & ~is_dataloader(names)
-        & ~names.str.startswith("Optimizer.").to_numpy()
-        & ~names.isin(_EXCLUDED_NAMES).to_numpy()
+        & ~profiler_step_ops(profile)
+        & ~dataloader_ops(profile)
+        & ~name_index.mask(profile, "ops", lambda n: n.startswith("Optimizer.") or n in _EXCLUDED_NAMES)
     )
     return pd.DataFrame(
         {
@@ -144,7 +145,9 @@ def has_stack(profile) -> np.ndarray:
 
 def _has_stack(profile) -> np.ndarray:
     ops = profile.ops
-    result = (ops["call_stack"].astype(str) != "").to_numpy().copy()
+    result = name_index.mask(
+        profile, "ops", lambda v: v not in ("", "nan", "None"), column="call_stack"
+    ).copy()
     py = profile.python
     if not len(py) or not len(ops):
         return result
@@ -162,31 +165,32 @@ def _has_stack(profile) -> np.ndarray:
     return result
 
 
-def _input_shape_labels(values: pd.Series) -> pd.Series:
-    """Compact JSON input dims → the readable form ``[[32, 3, 224, 224], []]`` (per distinct value)."""
-    codes, uniques = pd.factorize(values.astype(str))
-    labels = []
-    for text in uniques:
-        try:
-            labels.append(json.dumps(json.loads(text)) if text else "")
-        except ValueError:
-            labels.append(text)
-    return pd.Series(
-        np.asarray(labels, dtype=object)[codes] if len(uniques) else [], index=values.index, dtype=object
-    )
+def _shape_label(text: str) -> str:
+    """Compact JSON input dims → the readable form ``[[32, 3, 224, 224], []]``."""
+    if not text or text in ("nan", "None"):
+        return ""
+    try:
+        return json.dumps(json.loads(text))
+    except ValueError:
+        return text
 
 
 def operator_rows(profile) -> pd.DataFrame:
-    """Per-call rows of the operator table with name, input_shape and the figures (µs)."""
+    """Per-call rows of the operator table: name, input_shape, their integer codes (``name_code``,
+    ``shape_code``; grouping is done on these) and the figures (µs)."""
 
     def build() -> pd.DataFrame:
         stats = op_stats(profile)
-        ops = profile.ops
         keep = stats["row"].to_numpy()
+        name_codes, name_values = name_index.factorized(profile, "ops")
+        shape_codes, shape_values = name_index.factorized(profile, "ops", "input_dims")
+        shape_labels = np.asarray([_shape_label(t) for t in shape_values], dtype=object)
         frame = pd.DataFrame(
             {
-                "name": ops["name"].astype(str).to_numpy()[keep],
-                "input_shape": _input_shape_labels(ops["input_dims"][keep]).to_numpy(),
+                "name_code": name_codes[keep],
+                "shape_code": shape_codes[keep],
+                "name": name_values[name_codes[keep]],
+                "input_shape": shape_labels[shape_codes[keep]],
                 "host_self": stats["host_self"].to_numpy()[keep],
                 "host_total": stats["host_total"].to_numpy()[keep],
                 "device_self": stats["device_self"].to_numpy()[keep],
@@ -215,13 +219,15 @@ def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
     if rows.empty:
         cols = [*keys, "calls", *(f"{c}_us" for c in _SUMS), "tc_eligible", "has_call_stack"]
         return pd.DataFrame({c: [] for c in [*cols, "tc_self_ratio", "tc_total_ratio"]})
-    g = rows.groupby(keys, sort=False)
+    codes = ["name_code"] if group_by == "name" else ["name_code", "shape_code"]
+    g = rows.groupby(codes, sort=False)  # integer keys: much faster than grouping strings
     table = g[list(_SUMS)].sum()
     table.columns = [f"{c}_us" for c in _SUMS]
     table.insert(0, "calls", g.size())
     table["tc_eligible"] = g["tc_eligible"].any()
     table["has_call_stack"] = g["has_stack"].any()
-    table = table.reset_index()
+    first = g[keys].first()
+    table = pd.concat([first, table], axis=1).reset_index(drop=True)
     table["tc_self_ratio"] = _ratio(table["tc_self_us"], table["device_self_us"])
     table["tc_total_ratio"] = _ratio(table["tc_total_us"], table["device_total_us"])
     return table.sort_values(["host_total_us", "name"], ascending=[False, True], kind="stable").reset_index(
@@ -342,7 +348,8 @@ def operator_stacks(profile, name: str, input_shape: str | None = None) -> list[
     if rows.empty:
         return []
     op_idx = rows["op"].to_numpy()
-    legacy = profile.ops["call_stack"].astype(str).to_numpy()[op_idx]
+    legacy = name_index.values(profile, "ops", "call_stack")[op_idx]
+    legacy = np.where(np.isin(legacy, ["nan", "None"]), "", legacy)
     py_frames = _python_frames(profile, op_idx) if len(profile.python) else [() for _ in op_idx]
     keys = [leg if leg else "\n".join(pf) for leg, pf in zip(legacy, py_frames, strict=True)]
     rows = rows.assign(stack_key=keys, legacy=legacy)

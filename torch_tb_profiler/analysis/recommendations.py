@@ -17,7 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels
+from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, names
+from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import steps
 from torch_tb_profiler.model import intervals as iv
 
@@ -94,8 +95,11 @@ class Context:
         return gpu_metrics.gpu_summary(self.profile)
 
     @cached_property
-    def op_names(self) -> pd.Series:
-        return self.profile.ops["name"].astype(str)
+    def op_names(self) -> np.ndarray:
+        return names.values(self.profile, "ops")
+
+    def ops_where(self, predicate) -> np.ndarray:
+        return names.mask(self.profile, "ops", predicate)
 
     @cached_property
     def t0(self) -> float:
@@ -122,8 +126,10 @@ class Context:
         return iv.overlap_with_each(self.step_intervals, ts - self.t0, end - self.t0)
 
     def op_name(self, rows: np.ndarray) -> np.ndarray:
-        names = self.op_names.to_numpy()
-        return np.where(rows >= 0, names[np.maximum(rows, 0)] if len(names) else "", "(no operator)")
+        all_names = self.op_names
+        if not len(all_names):
+            return np.full(len(rows), "(no operator)", dtype=object)
+        return np.where(rows >= 0, all_names[np.maximum(rows, 0)], "(no operator)")
 
 
 def _pct(x: float) -> str:
@@ -159,7 +165,7 @@ def dataloader(ctx: Context) -> Recommendation | None:
 
 
 def data_parallel(ctx: Context) -> Recommendation | None:
-    if not (ctx.op_names == "DataParallel.forward").any() or len(ctx.gpus) < 2:
+    if not ctx.ops_where(lambda n: n == "DataParallel.forward").any() or len(ctx.gpus) < 2:
         return None
     ids = [g["id"] for g in ctx.gpus]
     return Recommendation(
@@ -175,11 +181,11 @@ def ddp_without_nccl(ctx: Context) -> Recommendation | None:
     profile = ctx.profile
     info = profile.meta.distributed_info or {}
     backend = str(info.get("backend", "")).lower()
-    uses_ddp = bool((ctx.op_names == "DistributedDataParallel.forward").any()) or (
+    uses_ddp = bool(ctx.ops_where(lambda n: n == "DistributedDataParallel.forward").any()) or (
         isinstance(info.get("world_size"), int) and info["world_size"] > 1
     )
-    gloo_ops = bool(ctx.op_names.str.startswith("gloo:").any())
-    nccl_ops = bool(ctx.op_names.str.startswith("nccl:").any())
+    gloo_ops = bool(ctx.ops_where(lambda n: n.startswith("gloo:")).any())
+    nccl_ops = bool(ctx.ops_where(lambda n: n.startswith("nccl:")).any())
     gloo = ("gloo" in backend and "nccl" not in backend) or (gloo_ops and not nccl_ops)
     capable = [g["id"] for g in ctx.gpus if _cc(g) >= (3, 5)]
     if not (uses_ddp and gloo and capable):
@@ -292,17 +298,17 @@ def host_bound(ctx: Context) -> Recommendation | None:
     idle = iv.subtract(ctx.step_intervals, busy)
     ops = ctx.profile.ops
     parent = ops["parent"].to_numpy(dtype=np.int64)
-    names = ctx.op_names.to_numpy()
-    is_step = breakdown.is_profiler_step(ctx.op_names)
+    op_names = ctx.op_names
+    is_step = breakdown.profiler_step_ops(ctx.profile)
     outer = (
-        ~is_step & ((parent < 0) | is_step[np.maximum(parent, 0)]) & ~breakdown.is_dataloader(ctx.op_names)
+        ~is_step & ((parent < 0) | is_step[np.maximum(parent, 0)]) & ~breakdown.dataloader_ops(ctx.profile)
     )
     overlap = iv.overlap_with_each(
         idle,
         ops["ts"].to_numpy(dtype=np.float64)[outer] - t0,
         ops["end"].to_numpy(dtype=np.float64)[outer] - t0,
     )
-    by_name = pd.Series(overlap).groupby(names[outer]).sum().sort_values(ascending=False).head(3)
+    by_name = pd.Series(overlap).groupby(op_names[outer]).sum().sort_values(ascending=False).head(3)
     by_name = by_name[by_name > 0]
     top = [{"name": str(n), "idle_overlap_us": float(v)} for n, v in by_name.items()]
     n_steps = max(len(ctx.steps), 1)
@@ -345,8 +351,8 @@ def launch_bound(ctx: Context) -> Recommendation | None:
     launch_total = float(launch.sum())
     if launch_total < LAUNCH_TO_KERNEL_RATIO * float(dur.sum()):
         return None  # the host launches faster than the device works: not launch-bound
-    names = k["name"].astype(str).to_numpy()[inside][short]
-    top = pd.Series(names).value_counts().head(3)
+    kernel_names = names.values(ctx.profile, "device")[dev["kind"].to_numpy() == "kernel"][inside][short]
+    top = pd.Series(kernel_names).value_counts().head(3)
     return Recommendation(
         "launch_bound",
         "Many tiny kernels",
@@ -372,8 +378,8 @@ def synchronizing(ctx: Context) -> Recommendation | None:
     rts = ctx.profile.runtimes
     if not len(rts) or ctx.step_time <= 0:
         return None
-    names = rts["name"].astype(str)
-    sync = names.isin(SYNC_CALLS).to_numpy()
+    call_names = names.values(ctx.profile, "runtimes")
+    sync = names.mask(ctx.profile, "runtimes", lambda n: n in SYNC_CALLS)
     if not sync.any():
         return None
     t = ctx.in_steps(rts["ts"].to_numpy(dtype=np.float64)[sync], rts["end"].to_numpy(dtype=np.float64)[sync])
@@ -383,7 +389,7 @@ def synchronizing(ctx: Context) -> Recommendation | None:
         return None
     calls = pd.DataFrame(
         {
-            "name": names.to_numpy()[sync],
+            "name": call_names[sync],
             "op": ctx.op_name(rts["op"].to_numpy(dtype=np.int64)[sync]),
             "t": t,
         }
@@ -413,8 +419,7 @@ def pageable_copies(ctx: Context) -> Recommendation | None:
     dev = ctx.profile.device
     if not len(dev) or ctx.step_time <= 0:
         return None
-    names = dev["name"].astype(str)
-    sel = ((dev["kind"] == "memcpy") & names.str.contains("Pageable", regex=False)).to_numpy()
+    sel = (dev["kind"] == "memcpy").to_numpy() & names.mask(ctx.profile, "device", lambda n: "Pageable" in n)
     if not sel.any():
         return None
     t = ctx.in_steps(dev["ts"].to_numpy(dtype=np.float64)[sel], dev["end"].to_numpy(dtype=np.float64)[sel])
@@ -536,7 +541,11 @@ RULES: tuple[Callable[[Context], Recommendation | None], ...] = (
 
 
 def recommendations(profile) -> list[dict[str, Any]]:
-    """Every rule that fires, in rule order, as dicts {id, title, text, evidence}."""
+    """Every rule that fires, in rule order, as dicts {id, title, text, evidence} (cached)."""
+    return memoized(profile, "recommendations", lambda: _recommendations(profile))
+
+
+def _recommendations(profile) -> list[dict[str, Any]]:
     ctx = Context(profile)
     out = []
     for rule in RULES:
