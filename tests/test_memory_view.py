@@ -201,3 +201,20 @@ def test_records_without_any_operator(tmp_path):
     assert ev["operator"] == "" and ev["duration"] == 4
     st = M.operator_stats(p)
     assert st["rows"] == [] and st["records_without_operator"] == 2
+
+
+def test_downsampled_curve_keeps_the_one_sample_peak(tmp_path):
+    # 6000 records: a slow saw-tooth between 0 and ~1 MB, and one record 1 µs wide at 9 MB
+    b = TraceBuilder()
+    total = 0
+    for i in range(6000):
+        nbytes = 1000 if (i // 50) % 2 == 0 else -1000
+        total += nbytes
+        alloc = 9_000_000 if i == 4321 else total
+        b.memory(10 + i, nbytes, 0x1000 + i, alloc, 10_000_000, device_type=1, device_id=0)
+    p = load_profile(str(b.write(tmp_path / "saw.pt.trace.json")))
+    c = M.curve(p, "GPU0", max_points=300)
+    assert c["downsampled"] and len(c["ts"]) <= 300 and c["points_in_range"] == 6000
+    i = c["allocated"].index(9_000_000)
+    assert c["ts"][i] - c["first_ts"] == 4321
+    assert c["peak_allocated_bytes"] == 9_000_000
