@@ -218,3 +218,11 @@ def test_downsampled_curve_keeps_the_one_sample_peak(tmp_path):
     i = c["allocated"].index(9_000_000)
     assert c["ts"][i] - c["first_ts"] == 4321
     assert c["peak_allocated_bytes"] == 9_000_000
+
+
+def test_total_memory_of_a_non_cuda_accelerator(tmp_path):
+    b = TraceBuilder(device_properties=[{"id": 1, "name": "Intel Max 1550", "totalGlobalMem": 68719476736}])
+    b.memory(5, 64, 1, 64, 128, device_type=12, device_id=1)
+    b.memory(6, 64, 2, 64, 0, device_type=0, device_id=-1)
+    devs = {d["device"]: d for d in M.devices(load_profile(str(b.write(tmp_path / "xpu.pt.trace.json"))))}
+    assert devs["XPU1"]["total_memory_bytes"] == 68719476736 and devs["CPU"]["total_memory_bytes"] is None

@@ -192,8 +192,11 @@ def _select(p: _Prepared, device: str | None) -> _Device:
 
 
 def _total_memory(profile: Any, dev: _Device) -> int | None:
-    """totalGlobalMem of a CUDA device from deviceProperties (matched by id), else None."""
-    if dev.device_type != 1:
+    """totalGlobalMem from deviceProperties (matched by id) for the trace's accelerator: CUDA when
+    the trace has CUDA records, else the only other accelerator type (XPU, HPU, …); else None."""
+    accelerators = {d.device_type for d in _prepare(profile).devices.values() if d.device_type != 0}
+    target = 1 if 1 in accelerators else (next(iter(accelerators)) if len(accelerators) == 1 else None)
+    if dev.device_type != target:
         return None
     props = getattr(profile.meta, "device_properties", None) or []
     for i, prop in enumerate(props):
