@@ -9,7 +9,7 @@ import pytest
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis import breakdown
-from torch_tb_profiler.analysis.overview import categories, overview
+from torch_tb_profiler.analysis.overview import categories, environment, overview
 
 
 def _one_step(b: TraceBuilder) -> None:
@@ -85,3 +85,25 @@ def test_no_steps_no_crash(tmp_path: Path) -> None:
     assert breakdown.per_step(p).empty
     assert breakdown.average(p)["duration"] == 0
     assert overview(p)["recommendations"] == []
+
+
+def test_environment(tmp_path: Path) -> None:
+    b = TraceBuilder(
+        distributed_info={
+            "backend": "nccl",
+            "rank": 1,
+            "world_size": 8,
+            "nccl_version": "2.21.5",
+            "pg_config": [],
+        },
+        extra_top={"cuda_runtime_version": 12040, "cuda_driver_version": 12080, "with_stack": 1},
+    )
+    b.step(1, 0, 10)
+    env = environment(load(b, tmp_path))
+    assert env["device_type"] == "CPU"
+    assert env["distributed"] == {"backend": "nccl", "rank": 1, "world_size": 8, "nccl_version": "2.21.5"}
+    assert env["versions"] == {
+        "cuda_runtime_version": "12.4",
+        "cuda_driver_version": "12.8",
+        "schemaVersion": 1,
+    }

@@ -147,6 +147,8 @@ def render_text(profiles: list[dict[str, Any]]) -> str:
             for key, value in p["breakdown_us"].items():
                 if p["device_type"] == "CPU" and key in ("kernel", "memcpy", "memset"):
                     continue
+                if key == "communication" and not value:
+                    continue
                 lines.append(f"  {key:<14}{_ms(value):>12}  {100 * value / p['step_time_us']:6.2f}%")
         for g in p["gpus"]:
             occ = g["achieved_occupancy_pct"]

@@ -42,7 +42,7 @@ def environment(profile) -> dict[str, Any]:
             k: info[k] for k in ("backend", "rank", "world_size", "pg_count", "nccl_version") if k in info
         }
     versions = {
-        str(k): v
+        str(k): _version(str(k), v)
         for k, v in (meta.top_level or {}).items()
         if any(h in str(k).lower() for h in _VERSION_HINTS) and isinstance(v, str | int | float)
     }
@@ -53,6 +53,13 @@ def environment(profile) -> dict[str, Any]:
     if meta.framework:
         env["framework"] = meta.framework
     return env
+
+
+def _version(key: str, value: str | int | float) -> str | int | float:
+    """CUDA versions are written as integers (12040 = 12.4): show them dotted."""
+    if key.lower().startswith("cuda") and isinstance(value, int) and value >= 1000:
+        return f"{value // 1000}.{value % 1000 // 10}"
+    return value
 
 
 def step_rows(profile) -> list[dict[str, Any]]:
