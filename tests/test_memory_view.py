@@ -226,3 +226,19 @@ def test_total_memory_of_a_non_cuda_accelerator(tmp_path):
     b.memory(6, 64, 2, 64, 0, device_type=0, device_id=-1)
     devs = {d["device"]: d for d in M.devices(load_profile(str(b.write(tmp_path / "xpu.pt.trace.json"))))}
     assert devs["XPU1"]["total_memory_bytes"] == 68719476736 and devs["CPU"]["total_memory_bytes"] is None
+
+
+def test_real_cpu_sample_peak_equals_the_largest_total_in_the_file():
+    import gzip
+    import json
+
+    from tests.fixtures.paths import SAMPLES
+
+    path = sorted((SAMPLES / "resnet_like_cpu").glob("*.pt.trace.json.gz"))[0]
+    raw = json.loads(gzip.decompress(path.read_bytes()))
+    totals = [e["args"]["Total Allocated"] for e in raw["traceEvents"] if e.get("name") == "[memory]"]
+    (cpu,) = M.devices(load_profile(str(path)))
+    assert cpu["device"] == "CPU" and cpu["records"] == len(totals)
+    assert cpu["peak_allocated_bytes"] == max(totals)
+    c = M.curve(load_profile(str(path)), "CPU")
+    assert max(v for v in c["allocated"] if v is not None) == max(totals)
