@@ -384,3 +384,28 @@ def test_original_rules_fire_with_the_same_figures(key: tuple[str, str]) -> None
     assert found["amp"]["evidence"]["eligible_kernel_share"] == pytest.approx(advice["amp"], abs=0.005)
     # no GPU is under 50% busy and nothing communicates: those rules stay silent
     assert "low_gpu_utilization" not in found and "communication" not in found
+
+
+@pytest.mark.parametrize("key", KEYS, ids=["_".join(k) for k in KEYS])
+def test_call_stack_tables_match_the_original(key: tuple[str, str]) -> None:
+    base = SHARED_TRACES / "kineto_oracle" / key[0] / "worker0" / f"span-{key[1]}"
+    files = sorted(base.glob("operation_stack*/*.json"))
+    if not files:
+        pytest.skip("no operation_stack answers stored")
+    p = _profile(key)
+    for path in files:
+        rows = json.loads(path.read_text())["data"]
+        by_shape = "by_input_shape" in path.parent.name
+        name = rows[0]["name"]
+        mine = operators.operator_stacks(p, name, rows[0]["input_shape"] if by_shape else None)
+        frames = {
+            ";".join(f"{f['file']}({f['line']}): {f['function']}" for f in e["frames"]): e for e in mine
+        }
+        # the original lists the calls that have a stack; ours adds one entry for calls without
+        assert len(frames) - ("" in frames) == len(rows), path.name
+        for row in rows:
+            m = frames[row["call_stack"]]
+            assert m["calls"] == row["calls"]
+            for a, b in (("host_self_duration", "host_self_us"), ("host_total_duration", "host_total_us"),
+                         ("device_self_duration", "device_self_us"), ("device_total_duration", "device_total_us")):  # fmt: skip
+                assert close(m[b], row[a]), (path.name, a, m[b], row[a])
