@@ -43,8 +43,10 @@ def intersect(a: Intervals, b: Intervals) -> Intervals:
         return EMPTY
     # boundaries of both sets; a point is inside the result when inside both
     points = np.union1d(np.concatenate(a), np.concatenate(b))
-    mids = (points[:-1] + points[1:]) / 2
-    inside = _contains(a, mids) & _contains(b, mids)
+    # each elementary segment [p_i, p_i+1) lies wholly inside or outside a set: test its left end
+    # (exact at any magnitude, unlike a midpoint, which rounds onto an end at epoch µs)
+    left = points[:-1]
+    inside = _contains(a, left) & _contains(b, left)
     return _from_mask(points, inside)
 
 
@@ -55,8 +57,8 @@ def subtract(a: Intervals, b: Intervals) -> Intervals:
     if b[0].size == 0:
         return a
     points = np.union1d(np.concatenate(a), np.concatenate(b))
-    mids = (points[:-1] + points[1:]) / 2
-    inside = _contains(a, mids) & ~_contains(b, mids)
+    left = points[:-1]  # see intersect
+    inside = _contains(a, left) & ~_contains(b, left)
     return _from_mask(points, inside)
 
 
