@@ -190,3 +190,10 @@ def test_low_occupancy_top_kernel(tmp_path: Path) -> None:
     r = _found(b, tmp_path)["low_occupancy"]
     (k,) = r["evidence"]["kernels"]
     assert k["name"] == "skinny_kernel" and k["mean_blocks_per_sm"] == 0.25 and k["share"] == 1.0
+
+
+def test_idle_device_without_host_work_is_not_host_bound(tmp_path: Path) -> None:
+    b = TraceBuilder(device_properties=[V100])
+    b.step(1, 0, 1000)
+    b.launch("elementwise_kernel", 2, 2, 10, 600, blocks_per_sm=8, occupancy=90)  # 40% idle, host idle too
+    assert "host_bound" not in _found(b, tmp_path)

@@ -27,6 +27,7 @@ COMMUNICATION_SHARE = 0.10
 LOW_UTILIZATION_PCT = 50.0
 MEMORY_PEAK_SHARE = 0.90
 HOST_BOUND_SHARE = 0.20
+HOST_BUSY_SHARE = 0.10
 SHORT_KERNEL_US = 10.0
 SHORT_KERNEL_SHARE = 0.5
 MIN_KERNELS_PER_STEP = 100
@@ -289,7 +290,8 @@ def host_bound(ctx: Context) -> Recommendation | None:
         return None
     waiting = ctx.avg["cpu_exec"] + ctx.avg["runtime"] + ctx.avg["other"]
     share = waiting / ctx.avg["duration"]
-    if share < HOST_BOUND_SHARE:
+    host_busy = (ctx.avg["cpu_exec"] + ctx.avg["runtime"]) / ctx.avg["duration"]
+    if share < HOST_BOUND_SHARE or host_busy < HOST_BUSY_SHARE:
         return None
     # the outermost host ranges inside steps that overlap the time the device is idle
     dev = ctx.profile.device
