@@ -38,3 +38,8 @@ def test_operator_stats_match_the_original(run, span):
             assert r["self_alloc_size"] / KB == pytest.approx(self_size, abs=0.01), name
     curve = json.loads(shared_trace(f"kineto_oracle/{run}/worker0/span-{span}/memory_curve.json").read_text())
     assert curve["rows"] == {} and all(d["peak_allocated_bytes"] is None for d in M.devices(profile))
+    # we draw the relative curve instead: the running sum of Bytes ends at the span's net change
+    ours = M.curve(profile, "GPU0", max_points=100_000)
+    assert (
+        ours["relative"] and ours["allocated"][-1] == profile.memory.query("device_type == 1")["bytes"].sum()
+    )

@@ -188,6 +188,9 @@ def test_legacy_records_without_totals_or_addresses(tmp_path):
     (dev,) = M.devices(p)
     assert dev["device"] == "GPU0" and dev["peak_allocated_bytes"] is None and not dev["has_totals"]
     assert M.events(p, "GPU0")["total"] == 0 and not M.events(p, "GPU0")["has_addresses"]
+    c = M.curve(p, "GPU0")  # no totals: the running sum of Bytes since the first record
+    assert c["relative"] and c["allocated"] == [256] and c["reserved"] == [None]
+    assert c["peak_increase_bytes"] == 256 and c["peak_allocated_bytes"] is None
     assert _by_name(M.operator_stats(p, "GPU0"))["aten::empty"]["self_alloc_size"] == 256
 
 

@@ -263,33 +263,40 @@ def curve(
 
     A time range selects the records in [start, end] at full resolution (downsampled only if still
     above max_points); the value in force at ``start`` is prepended so the step plot starts right.
+    Records without totals (PyTorch < 1.10) give a *relative* allocated curve: the running sum of
+    ``Bytes`` since the first record (``relative`` true, reserved unknown).
     """
     p = _prepare(profile)
     dev = _select(p, device)
     rows = dev.rows
     ts = p.ts[rows]
+    allocated, reserved = p.allocated[rows], p.reserved[rows]
+    relative = bool(rows.size) and bool(np.isnan(allocated).all())
+    if relative:
+        allocated = np.cumsum(p.nbytes[rows])
     lo = 0 if start is None else int(np.searchsorted(ts, start, side="left"))
     hi = ts.size if end is None else int(np.searchsorted(ts, end, side="right"))
-    sel = rows[lo:hi]
-    if lo > 0 and start is not None:  # the level in force when the window opens
-        sel = np.r_[rows[lo - 1], sel]
-    t = p.ts[sel]
-    alloc = p.allocated[sel]
-    res = p.reserved[sel]
-    if lo > 0 and start is not None:
-        t = t.copy()
+    carry = lo > 0 and start is not None  # prepend the level in force when the window opens
+    first = lo - 1 if carry else lo
+    t = ts[first:hi].copy()
+    alloc, res = allocated[first:hi], reserved[first:hi]
+    if carry:
         t[0] = start
     keep = downsample_indices(t, [alloc, res], max_points)
-    peak_alloc, peak_ts = _peak(p.allocated[rows], p.ts[rows])
-    peak_res, _ = _peak(p.reserved[rows], p.ts[rows])
+    peak_alloc, peak_ts = _peak(p.allocated[rows], ts)
+    peak_res, _ = _peak(reserved, ts)
+    rel_peak, rel_peak_ts = _peak(allocated, ts) if relative else (None, None)
     return {
         "device": dev.label,
         "devices": list(p.devices),
         "first_ts": float(ts[0]) if ts.size else None,
         "points_in_range": int(t.size),
         "downsampled": bool(keep.size < t.size),
+        "relative": relative,
         "peak_allocated_bytes": peak_alloc,
         "peak_allocated_ts": peak_ts,
+        "peak_increase_bytes": rel_peak,
+        "peak_increase_ts": rel_peak_ts,
         "peak_reserved_bytes": peak_res,
         "total_memory_bytes": _total_memory(profile, dev),
         "ts": t[keep],
