@@ -197,3 +197,11 @@ def test_idle_device_without_host_work_is_not_host_bound(tmp_path: Path) -> None
     b.step(1, 0, 1000)
     b.launch("elementwise_kernel", 2, 2, 10, 600, blocks_per_sm=8, occupancy=90)  # 40% idle, host idle too
     assert "host_bound" not in _found(b, tmp_path)
+
+
+def test_communication_kernels_are_not_flagged_for_occupancy(tmp_path: Path) -> None:
+    b = TraceBuilder(device_properties=[V100])
+    b.step(1, 0, 1000)
+    b.launch("ncclDevKernel_AllReduce_Sum_f32_RING_LL", 2, 2, 10, 900, blocks_per_sm=0.05, occupancy=3)
+    b.launch("elementwise_kernel", 5, 2, 910, 80, blocks_per_sm=8, occupancy=90)
+    assert "low_occupancy" not in _found(b, tmp_path)

@@ -477,6 +477,9 @@ def low_occupancy(ctx: Context) -> Recommendation | None:
     if table.empty:
         return None
     total = float(table["total_us"].sum())
+    # communication kernels run few blocks by design: rank the compute kernels only
+    comm = set(names.values(ctx.profile, "device")[breakdown.comm_kernel_mask(ctx.profile)])
+    table = table[~table["name"].isin(comm)]
     flagged = []
     for rec in table.head(TOP_KERNELS).to_dict(orient="records"):
         share = rec["total_us"] / total if total else 0.0
