@@ -13,7 +13,7 @@ import {
   useReactTable,
 } from "@tanstack/react-table";
 import { useVirtualizer } from "@tanstack/react-virtual";
-import { type ReactNode, useDeferredValue, useMemo, useRef, useState } from "react";
+import { type ReactNode, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import { downloadText, toCsv } from "../lib/csv";
 import { type ValueKind, formatValue } from "../lib/format";
 
@@ -90,6 +90,11 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
     getFilteredRowModel: getFilteredRowModel(),
   });
   const visible = table.getRowModel().rows;
+
+  // A new search or order starts at the top (not somewhere in the middle of the old list).
+  useEffect(() => {
+    if (scrollRef.current) scrollRef.current.scrollTop = 0;
+  }, [deferredQuery, sorting]);
 
   const virtualizer = useVirtualizer({
     count: visible.length,

@@ -141,7 +141,7 @@ export function KernelView(p: ViewProps): ReactNode {
       </Section>
       <Section
         title="Kernels"
-        id="kernel-table"
+        id="kernel-section"
         actions={<Select label="Group by" value={detailed ? "detailed" : "name"} options={GROUPS} onChange={(v) => p.setState({ kgroup: v === "name" ? null : v }, true)} testId="select-kgroup" />}
       >
         <div className="muted">Memcpy and memset activities are not kernels and are not listed.</div>
