@@ -21,6 +21,7 @@ __all__ = [
     "Location",
     "MissingExtraError",
     "StorageError",
+    "file_info",
     "local_copy",
     "resolve",
     "walk_files",
@@ -113,6 +114,24 @@ def walk_files(loc: Location) -> list[FileInfo]:
             continue
         out.append(FileInfo(path, int(info.get("size") or 0), _mtime(info), _etag(info)))
     return out
+
+
+def file_info(loc: Location, path: str) -> FileInfo:
+    """FileInfo of one file (fresh, not from a listing cache); StorageError when it cannot be read."""
+    if loc.is_local:
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            raise StorageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+        return FileInfo(path, st.st_size, st.st_mtime)
+    try:
+        loc.fs.invalidate_cache()
+        info = loc.fs.info(path)
+    except Exception as exc:
+        raise translate(exc, "read", loc.fs.unstrip_protocol(path), _protocol(loc)) from exc
+    if info.get("type", "file") != "file":
+        raise StorageError(f"{loc.fs.unstrip_protocol(path)} is not a file")
+    return FileInfo(info.get("name", path), int(info.get("size") or 0), _mtime(info), _etag(info))
 
 
 def _check_bucket(loc: Location) -> None:

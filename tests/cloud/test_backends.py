@@ -260,3 +260,13 @@ def test_cache_is_reused_by_a_new_process(request, cache_dir: str) -> None:
     assert runs[1][:2] == [0, len(tree)]
     assert runs[0][2] == runs[1][2]
     assert all(p.startswith(cache_dir) for p in runs[0][2])
+
+
+def test_file_info_matches_the_listing(backend: Backend) -> None:
+    tree = logdir_tree()
+    backend.upload(tree)
+    loc = backend.location()
+    for info in storage.walk_files(loc):
+        assert storage.file_info(loc, info.path) == info
+    with pytest.raises(storage.StorageError, match="does not exist"):
+        storage.file_info(loc, f"{loc.root}/run_a/missing.pt.trace.json")
