@@ -274,6 +274,7 @@ def bench_server(
             with TreeSampler(proc.pid) as sampler:
                 _drive(plugin, case, base, t0, timeout, requests, route_budget, proc, res)
                 res["peak_rss_mb"] = sampler.peak / 2**20
+                res["hwm_sum_mb"] = sampler.hwm_sum / 2**20
                 res["max_procs"] = sampler.max_procs
         except BenchError as e:
             res["error"] = str(e)
@@ -382,7 +383,7 @@ def summarize(rounds: list[dict[str, Any]]) -> dict[str, Any]:
     ok = [r for r in rounds if "error" not in r]
     out: dict[str, Any] = {
         key: summary([r[key] for r in ok if key in r])
-        for key in ("http_s", "ready_s", "overview_s", "peak_rss_mb", "max_procs")
+        for key in ("http_s", "ready_s", "overview_s", "peak_rss_mb", "hwm_sum_mb", "max_procs")
     }
     out["errors"] = [r["error"] for r in rounds if "error" in r]
     routes: dict[str, Any] = {}
@@ -414,6 +415,7 @@ def print_report(results: list[dict[str, Any]]) -> None:
                 fmt(ours.get("ready_s", {}), unit=" s"),
                 fmt(ours.get("overview_s", {}), unit=" s"),
                 fmt(ours.get("peak_rss_mb", {}), digits=0, unit=" MB"),
+                fmt(ours.get("hwm_sum_mb", {}), digits=0, unit=" MB"),
                 fmt(orig.get("overview_s", {}), unit=" s"),
                 fmt(orig.get("peak_rss_mb", {}), digits=0, unit=" MB"),
                 ratio(ours.get("overview_s", {}), orig.get("overview_s", {})),
@@ -434,6 +436,7 @@ def print_report(results: list[dict[str, Any]]) -> None:
             "ours ready",
             "ours overview",
             "ours peak",
+            "ours ΣVmHWM",
             "original overview",
             "original peak",
             "time ours/orig",
@@ -545,6 +548,7 @@ def _say(r: int, res: dict[str, Any]) -> None:
     print(
         f"  round {r + 1} {res['plugin']}: http {res.get('http_s', 0):.1f} s, ready {res['ready_s']:.2f} s, "
         f"overview {res['overview_s']:.2f} s, peak {res['peak_rss_mb']:.0f} MB "
+        f"(sum of VmHWM {res['hwm_sum_mb']:.0f} MB) "
         f"({res['max_procs']} procs); p95 {routes}",
         file=sys.stderr,
     )
