@@ -115,6 +115,12 @@ export function App(): ReactNode {
           : `The log directory ${answer.logdir ? `"${answer.logdir}" ` : ""}has no *.pt.trace.json(.gz) files. Write traces with torch.profiler.tensorboard_trace_handler(logdir); new files show up here by themselves.`}
       </Empty>
     );
+  else if (run.state === "error")
+    body = (
+      <Empty title={`Nothing to show for ${run.name}`}>
+        Every trace file of this run failed to load; the reasons are listed above. Fixed or new files are picked up by themselves.
+      </Empty>
+    );
   else if (views.error) body = <ErrorBox error={views.error} what="the views of this run" />;
   else if (!views.names) body = <Loading what="views" />;
   else if (viewNames.length === 0)

@@ -19,11 +19,6 @@ export function RunStatus({ run }: { run: RunInfo }): ReactNode {
           {frac !== null && <progress max={1} value={Math.min(1, Math.max(0, frac))} />}
         </div>
       )}
-      {run.state === "error" && (
-        <div className="error" role="alert">
-          Every trace file of {run.name} failed to load; nothing can be shown for it.
-        </div>
-      )}
       {run.errors.length > 0 && (
         <details className="file-errors" open={run.errors.length <= 3} data-testid="file-errors">
           <summary>
