@@ -47,7 +47,7 @@ def test_tensorboard_serves_an_s3_logdir(request, tmp_path: Path) -> None:
     try:
         store.scan_once()
         assert store.wait_idle(60)
-        with tensorboard(backend.url("logs"), "--load_fast=false", env=env, tmp=tmp_path) as tb:
+        with tensorboard(backend.url("logs"), env=env, tmp=tmp_path) as tb:
             runs = tb.wait_loaded(timeout=90)
             assert runs["logdir"] == backend.url("logs")
             assert runs["scan_error"] is None
@@ -84,7 +84,7 @@ def test_tensorboard_shows_bad_credentials_as_a_scan_error(request, tmp_path: Pa
         "AWS_ENDPOINT_URL_S3": backend.emulator.endpoint,
         "TORCH_PROFILER_CACHE_DIR": str(tmp_path / "tb-cache"),
     }
-    with tensorboard(backend.url("logs"), "--load_fast=false", env=env, tmp=tmp_path) as tb:
+    with tensorboard(backend.url("logs"), env=env, tmp=tmp_path) as tb:
         deadline = time.monotonic() + 30
         while (runs := tb.get("runs")[1])["scan_error"] is None and time.monotonic() < deadline:
             time.sleep(0.2)
