@@ -91,3 +91,16 @@ def test_tensorboard_shows_bad_credentials_as_a_scan_error(request, tmp_path: Pa
         assert runs["runs"] == []
         assert "access denied or invalid credentials" in runs["scan_error"]
         assert tb.proc.poll() is None  # still serving
+
+
+def test_tensorboard_storage_options_flag(request, tmp_path: Path) -> None:
+    """Credentials and endpoint only in --profiler_storage_options (explicit options win over any AWS_*)."""
+    pytest.importorskip("tensorboard")
+    backend = make_backend("s3", request)
+    backend.upload(logdir_tree())
+    env = {"AWS_EC2_METADATA_DISABLED": "true", "TORCH_PROFILER_CACHE_DIR": str(tmp_path / "tb-cache")}
+    flag = f"--profiler_storage_options={json.dumps(backend.options)}"
+    with tensorboard(backend.url("logs"), flag, env=env, tmp=tmp_path) as tb:
+        runs = tb.wait_loaded(timeout=90)
+        assert runs["scan_error"] is None
+        assert [r["name"] for r in runs["runs"]] == ["group/run_b", "run_a"]
