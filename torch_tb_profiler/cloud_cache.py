@@ -7,7 +7,9 @@ Layout: `<cache dir>/v1/<key of the object>/<key of the version>-<file name>`.
 The file keeps its original name (so `.gz` stays `.gz`). Files are written to a temporary name and
 renamed, so a reader (or another process) never sees half a file. Recency for LRU eviction is the file's
 access time, set explicitly on every hit (so `noatime` mounts do not matter); eviction runs after each
-download when the total size exceeds the limit, oldest first, never removing the file just stored.
+download when the total size exceeds the limit, oldest first. It never removes the file just stored, nor
+files used in the last EVICTION_GRACE_S seconds: a path local_copy returned may still wait for a parser
+(here or in another process), so the limit is soft by that much.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from .cloud_errors import StorageError
 CACHE_DIR_ENV = "TORCH_PROFILER_CACHE_DIR"
 CACHE_MAX_ENV = "TORCH_PROFILER_CACHE_MAX_BYTES"
 DEFAULT_MAX_BYTES = 10 * 1024**3
+EVICTION_GRACE_S = 120.0
 _LAYOUT = "v1"
 _TMP_PREFIX = ".part-"
 _UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3, "T": 1024**4}
@@ -140,8 +143,8 @@ def _drop_other_versions(target: Path) -> None:
 def evict(root: Path, limit: int, keep: Path | None = None) -> int:
     """Delete least-recently-used files under root until their total size is at most limit.
 
-    `keep` (the file just stored) is never deleted, even when it alone exceeds the limit.
-    Returns the number of files deleted.
+    `keep` (the file just stored) and files used within EVICTION_GRACE_S are never deleted, even when
+    they alone exceed the limit. Returns the number of files deleted.
     """
     entries: list[tuple[int, int, Path]] = []  # (atime ns, size, path)
     total = 0
@@ -163,9 +166,10 @@ def evict(root: Path, limit: int, keep: Path | None = None) -> int:
     removed = 0
     if total <= limit:
         return 0
-    for _atime, size, path in sorted(entries, key=lambda e: e[0]):
-        if total <= limit:
-            break
+    recent = time.time_ns() - int(EVICTION_GRACE_S * 1e9)
+    for atime, size, path in sorted(entries, key=lambda e: e[0]):
+        if total <= limit or atime > recent:
+            break  # sorted by atime: every later file is in use too
         if keep is not None and path == keep:
             continue
         if _remove(path):

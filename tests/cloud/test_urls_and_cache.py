@@ -206,6 +206,7 @@ def test_cache_size_limit_evicts_least_recently_used(memory_logdir, monkeypatch,
     for name in "abcd":
         put(fs, f"{root}/run/{name}.pt.trace.json", name.encode() * 1000)
     monkeypatch.setenv(cloud_cache.CACHE_MAX_ENV, "2500")
+    monkeypatch.setattr(cloud_cache, "EVICTION_GRACE_S", 0.0)
     loc = storage.resolve(f"memory://{root}")
     assert not loc.is_local
     infos = {Path(i.path).name[0]: i for i in storage.walk_files(loc)}
@@ -222,6 +223,21 @@ def test_cache_size_limit_evicts_least_recently_used(memory_logdir, monkeypatch,
     total = sum(p.stat().st_size for p in Path(cache_dir).rglob("*") if p.is_file())
     assert total == 2000
     assert cloud_cache.stats.downloads == 4 and cloud_cache.stats.hits == 1
+
+
+def test_files_used_recently_are_not_evicted(memory_logdir, monkeypatch, cache_dir: str) -> None:
+    """Within the grace period the limit is exceeded rather than deleting a file a parser may still need."""
+    fs, root = memory_logdir
+    for name in "abc":
+        put(fs, f"{root}/run/{name}.pt.trace.json", name.encode() * 1000)
+    monkeypatch.setenv(cloud_cache.CACHE_MAX_ENV, "1500")
+    loc = storage.resolve(f"memory://{root}")
+    infos = {Path(i.path).name[0]: i for i in storage.walk_files(loc)}
+    paths = {n: storage.local_copy(loc, infos[n]) for n in "ab"}
+    old = time.time() - cloud_cache.EVICTION_GRACE_S - 10
+    os.utime(paths["a"], (old, old))  # a was last used before the grace period
+    paths["c"] = storage.local_copy(loc, infos["c"])
+    assert [os.path.exists(paths[n]) for n in "abc"] == [False, True, True]  # 2000 bytes > 1500: b kept
 
 
 def test_a_file_larger_than_the_limit_is_still_served(memory_logdir, monkeypatch) -> None:
