@@ -134,7 +134,13 @@ def app_url(tb: TensorBoard, **params: str) -> str:
     return f"{tb.url}{PREFIX}/index.html" + (f"?{q}" if q else "")
 
 
-def shot(target, name: str) -> None:
-    """Save a screenshot for docs/user_guide.md."""
+def shot(page, name: str, max_height: int = 2400) -> None:
+    """Save a screenshot of the whole page for docs/user_guide.md. The viewport is stretched to the
+    page's height (a full-page capture would paint the sticky header mid-page), then restored."""
     IMAGES.mkdir(parents=True, exist_ok=True)
-    target.screenshot(path=str(IMAGES / name), full_page=True)
+    size = page.viewport_size
+    height = page.evaluate("document.documentElement.scrollHeight")
+    page.set_viewport_size({"width": size["width"], "height": max(size["height"], min(height, max_height))})
+    page.wait_for_timeout(300)  # charts resize
+    page.screenshot(path=str(IMAGES / name))
+    page.set_viewport_size(size)

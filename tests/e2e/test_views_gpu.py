@@ -126,15 +126,24 @@ def test_kernel(tb_gpu, page, rec):
 
 
 def test_memory_without_totals(tb_gpu, page, rec):
-    """PyTorch 1.9 memory records have no totals and no addresses: no curve and no events, each with
-    its reason, and the per-operator statistics."""
+    """PyTorch 1.9 memory records have no totals and no addresses: a relative curve (running sum of
+    Bytes) said to be relative, no events (with the reason), and the per-operator statistics."""
     _, devices = tb_gpu.get("memory/devices", run=RUN, worker="worker0")
     first = devices[0]["device"]
     assert devices[0]["has_totals"] is False
+    _, curve = tb_gpu.get("memory/curve", run=RUN, worker="worker0", device=first)
     page.goto(app_url(tb_gpu, run=RUN, view="Memory"))
     page.wait_for_selector('[data-testid="memory-stats-table"] [role="cell"]')
     assert page.input_value('[data-testid="select-device"]') == first
-    assert "No memory curve for this device" in page.inner_text('[data-testid="memory-curve"]')
+    if curve.get("relative"):
+        page.wait_for_selector('[data-testid="memory-relative"]')
+        assert (
+            float(page.get_attribute('[data-testid="peak-increase"]', "data-value"))
+            == curve["peak_increase_bytes"]
+        )
+        assert page.locator('[data-testid="memory-chart"] canvas').count() == 1
+    else:
+        assert "No memory curve for this device" in page.inner_text('[data-testid="memory-curve"]')
     assert "carry no addresses" in page.inner_text('[data-testid="memory-events"]')
     _, st = tb_gpu.get("memory/stats", run=RUN, worker="worker0", device=first)
     assert (
@@ -143,6 +152,7 @@ def test_memory_without_totals(tb_gpu, page, rec):
     )
     top = max(st["rows"], key=lambda r: r["size_increase"])
     assert cells(page, "memory-stats-table", "size_increase")[0] == top["size_increase"]
+    shot(page, "memory_relative.png")
     # another device through the selector
     second = devices[1]["device"]
     page.select_option('[data-testid="select-device"]', second)

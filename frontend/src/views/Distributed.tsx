@@ -56,8 +56,9 @@ interface GpuRow {
   process: string;
   gpu: string;
   name: string;
-  memory: string;
+  memory: number | null;
   cc: string;
+  sms: number | null;
 }
 
 const GPU_COLUMNS: Column<GpuRow>[] = [
@@ -65,8 +66,9 @@ const GPU_COLUMNS: Column<GpuRow>[] = [
   { id: "process", header: "Process", kind: "text", value: (r) => r.process },
   { id: "gpu", header: "GPU", kind: "text", value: (r) => r.gpu, width: "minmax(80px, 1fr)" },
   { id: "name", header: "Name", kind: "text", value: (r) => r.name },
-  { id: "memory", header: "Memory", kind: "text", value: (r) => r.memory, width: "minmax(100px, 1fr)" },
+  { id: "memory", header: "Memory", kind: "bytes", value: (r) => r.memory },
   { id: "cc", header: "Compute capability", kind: "text", value: (r) => r.cc, width: "minmax(100px, 1fr)" },
+  { id: "sms", header: "SMs", kind: "count", value: (r) => r.sms },
 ];
 
 function readGpuInfo(info: unknown): GpuRow[] {
@@ -81,9 +83,10 @@ function readGpuInfo(info: unknown): GpuRow[] {
           node,
           process,
           gpu,
-          name: str(props, "Name", "name"),
-          memory: str(props, "Memory", "memory"),
-          cc: str(props, "Compute Capability", "compute_capability"),
+          name: str(props, "name", "Name"),
+          memory: num(props, "memory_bytes"),
+          cc: str(props, "compute_capability", "Compute Capability"),
+          sms: num(props, "sms", "num_sms"),
         });
       }
     }

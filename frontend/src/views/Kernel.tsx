@@ -26,6 +26,11 @@ export interface KernelRow {
   occupancy: number | null;
 }
 
+/** -1 marks "not in the trace". */
+function nonNegative(v: number | null): number | null {
+  return v === null || v < 0 ? null : v;
+}
+
 function yes(v: unknown): boolean {
   return v === true || v === "Yes" || v === "yes" || v === 1;
 }
@@ -43,8 +48,8 @@ export function readKernelRow(r: unknown): KernelRow {
     operator: shape("op_name", "operator"),
     grid: shape("grid"),
     block: shape("block"),
-    regs: num(r, "regs", "registers_per_thread"),
-    shmem: num(r, "shmem", "shared_memory"),
+    regs: nonNegative(num(r, "regs", "registers_per_thread")),
+    shmem: nonNegative(num(r, "shmem", "shared_memory")),
     tcUsed: yes(get(r, "tc_used", "tensor_cores_used", "uses_tensor_cores")),
     opTcEligible: opTc === undefined ? null : yes(opTc),
     calls,

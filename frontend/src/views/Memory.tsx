@@ -86,6 +86,10 @@ export function MemoryView(p: ViewProps): ReactNode {
       total: num(d, "total_memory_bytes"),
       downsampled: bool(d, "downsampled"),
       hasTotals: (arr(d, "allocated") as (number | null)[]).some((v) => v !== null),
+      // records without totals (PyTorch < 1.10): allocated is the running sum of Bytes since the first record
+      relative: bool(d, "relative"),
+      peakIncrease: num(d, "peak_increase_bytes"),
+      peakIncreaseTs: num(d, "peak_increase_ts"),
     };
   }, [curve.data]);
 
@@ -137,7 +141,9 @@ export function MemoryView(p: ViewProps): ReactNode {
       xAxis: { type: "value", name: "ms", min: "dataMin", max: "dataMax", axisLabel: { formatter: (v: number) => String(Number(v.toFixed(3))) } },
       yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatBytes(v) } },
       dataZoom: [zoom, { type: "inside", xAxisIndex: 0, filterMode: "none" }],
-      series: [series("Allocated", c.allocated), series("Reserved", c.reserved)],
+      series: c.relative
+        ? [series("Allocated since the first record", c.allocated)]
+        : [series("Allocated", c.allocated), series("Reserved", c.reserved)],
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [c]);
@@ -192,7 +198,21 @@ export function MemoryView(p: ViewProps): ReactNode {
         }
       >
         {curve.error && <ErrorBox error={curve.error} what="the memory curve" />}
-        {c?.hasTotals && (
+        {c?.hasTotals && c.relative && (
+          <>
+            <div className="muted" data-testid="memory-relative">
+              These memory records carry no totals (PyTorch before 1.10 did not write them): the curve is the
+              running sum of allocations and frees since the first record, not the absolute level, and reserved
+              memory is unknown.
+            </div>
+            <div className="stats">
+              <Stat label="Peak increase" value={formatBytes(c.peakIncrease)} testId="peak-increase" raw={c.peakIncrease} />
+              {c.peakIncreaseTs !== null && <Stat label="Peak at" value={formatDuration(c.peakIncreaseTs - c.t0)} />}
+              {c.total !== null && <Stat label="Device memory" value={formatBytes(c.total)} />}
+            </div>
+          </>
+        )}
+        {c?.hasTotals && !c.relative && (
           <div className="stats">
             <Stat label="Peak allocated" value={formatBytes(c.peak)} testId="peak-allocated" raw={c.peak} />
             <Stat label="Peak reserved" value={formatBytes(c.peakReserved)} testId="peak-reserved" raw={c.peakReserved} />
