@@ -111,3 +111,14 @@ def test_span_is_required_when_a_worker_has_several(tmp_path: Path, store_factor
     with pytest.raises(HttpError) as err:
         store.get_profile("run", "w", None)
     assert err.value.status == 400
+
+
+def test_unusable_logdir_is_a_scan_error_not_a_crash() -> None:
+    store = RunStore("http://example.com/not-a-blob-store", processes=0)
+    try:
+        store.scan_once()
+        assert store.runs() == []
+        assert "http(s) URLs are accepted only for Azure Blob Storage" in (store.scan_error or "")
+        store.scan_once()  # retried every scan, still no exception
+    finally:
+        store.close()

@@ -16,7 +16,7 @@ from typing import Any
 
 from torch_tb_profiler.analysis.summary import DEFAULT_TOP, failed_summary, profile_summary
 from torch_tb_profiler.discovery import TraceFile, group_files, parse_name
-from torch_tb_profiler.storage import FileInfo, Location, local_copy, resolve, walk_files
+from torch_tb_profiler.storage import FileInfo, Location, file_info, local_copy, resolve, walk_files
 
 EXIT_OK, EXIT_NOTHING_LOADED, EXIT_BAD_ARGS = 0, 1, 2
 
@@ -78,8 +78,7 @@ def _single_file(loc: Location) -> tuple[Location, list[TraceFile]]:
         for p in (loc.fs.ls(directory, detail=False) if directory else [])
         if p != loc.root
     ]
-    info = loc.fs.info(loc.root)
-    me = FileInfo(loc.root, int(info.get("size") or 0), 0.0)
+    me = file_info(loc, loc.root)  # fresh size/mtime/etag: the download cache is keyed on them
     grouped = [t for t in group_files(dir_loc, [me, *siblings]) if t.info.path == loc.root]
     if grouped:
         return dir_loc, grouped

@@ -13,7 +13,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from torch_tb_profiler.storage import FileInfo, Location, walk_files
+from torch_tb_profiler.storage import FileInfo, Location, StorageError, walk_files
 
 TRACE_FILE = re.compile(r"^(?P<worker>.*?)(?:\.(?P<number>\d+))?\.pt\.trace\.json(?:\.gz)?$")
 
@@ -80,8 +80,10 @@ class Scanner:
     def scan(self) -> ScanResult:
         try:
             infos = walk_files(self.loc)
-        except Exception as e:  # storage raises StorageError; anything else is reported the same way
-            return ScanResult([], [], error=f"cannot list {self.loc.url}: {e}")
+        except StorageError as e:  # its message already names the URL and the cause
+            return ScanResult([], [], error=str(e))
+        except Exception as e:
+            return ScanResult([], [], error=f"cannot list {self.loc.url}: {type(e).__name__}: {e}")
         files = group_files(self.loc, infos)
         now = time.time()
         settled = []

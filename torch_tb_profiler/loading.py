@@ -22,7 +22,7 @@ from typing import Any
 from torch_tb_profiler.discovery import Scanner, TraceFile
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.model.build import build_profile
-from torch_tb_profiler.storage import Location, local_copy, resolve
+from torch_tb_profiler.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.trace.decode import TraceDecodeError, decode, read_bytes
 from torch_tb_profiler.views.common import HttpError, bad_request, not_found
 
@@ -70,13 +70,14 @@ class RunStore:
     ) -> None:
         self.logdir = logdir
         self.interval = interval
-        self.location = location or resolve(logdir)
-        self._scanner = Scanner(self.location, settle_seconds)
+        self._settle_seconds = settle_seconds
+        self._scan_error: str | None = None
+        self.location: Location | None = location
+        self._scanner: Scanner | None = Scanner(location, settle_seconds) if location else None
         self._lock = threading.RLock()
         self._files: dict[str, FileState] = {}  # by path
         self._profiles: dict[str, Profile] = {}  # by path
         self._index: dict[tuple[str, str, str], str] = {}  # (run, worker, span) -> path
-        self._scan_error: str | None = None
         self._scanned = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Condition(self._lock)
@@ -128,8 +129,23 @@ class RunStore:
         return True
 
     # ---- scanning --------------------------------------------------------------------------------
+    def _ensure_scanner(self) -> Scanner | None:
+        """Resolve the logdir (again) until it works: a missing extra or bad options is a scan error."""
+        if self._scanner is None:
+            try:
+                self.location = resolve(self.logdir)
+            except StorageError as e:
+                self._scan_error = str(e)
+                self._scanned.set()
+                return None
+            self._scanner = Scanner(self.location, self._settle_seconds)
+        return self._scanner
+
     def scan_once(self) -> None:
-        result = self._scanner.scan()
+        scanner = self._ensure_scanner()
+        if scanner is None:
+            return
+        result = scanner.scan()
         with self._lock:
             self._scan_error = result.error
             if result.error is not None:
@@ -171,10 +187,14 @@ class RunStore:
                 if state is None or state.generation != generation:
                     return
                 f = state.file
+            fetch_failed = False
             try:
+                assert self.location is not None
                 local = local_copy(self.location, f.info)
                 outcome: Profile | str = self._pool.submit(_load_job, local).result()
-            except Exception as e:  # storage errors, a broken pool
+            except StorageError as e:  # a network blip or credentials: try again on the next scan
+                outcome, fetch_failed = str(e), True
+            except Exception as e:  # a broken pool
                 outcome = f"{type(e).__name__}: {e}"
             with self._lock:
                 state = self._files.get(path)
@@ -183,6 +203,8 @@ class RunStore:
                 if isinstance(outcome, str):
                     state.status, state.error, state.warnings = "error", outcome, []
                     self._profiles.pop(path, None)
+                    if fetch_failed:
+                        state.signature = ()  # not the file's fault: the next scan fetches it again
                 else:
                     outcome.run, outcome.worker, outcome.span = state.file.key
                     outcome.source = path
@@ -202,6 +224,7 @@ class RunStore:
             out = []
             for name in sorted(by_run):
                 states = sorted(by_run[name], key=lambda s: (s.file.worker, int(s.file.span)))
+                assert self.location is not None
                 out.append(_run_summary(name, states, self.location))
             return out
 
