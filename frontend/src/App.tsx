@@ -176,7 +176,8 @@ export function App(): ReactNode {
               onChange={(v) => setState({ view: v }, true)}
             />
           )}
-          {workerNames.length > 0 && worker && (
+          {/* the Distributed view covers every worker: no worker to pick there */}
+          {workerNames.length > 0 && worker && (view === null || viewKey(view) !== "distributed") && (
             <Select
               label="Worker"
               testId="select-worker"

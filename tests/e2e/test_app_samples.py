@@ -3,6 +3,7 @@ every run renders without an error, selectors and deep links work, the theme fol
 
 from __future__ import annotations
 
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -40,6 +41,23 @@ def test_plugin_tab_in_tensorboard(tb_samples, page, rec):
     shot(page, "tensorboard_tab_dark.png")
     page.evaluate("document.body.classList.remove('dark-mode')")
     frame.wait_for_function("document.documentElement.dataset.theme === 'light'")
+    # downloads work from inside TensorBoard's frame: a table as CSV, the trace file
+    with page.expect_download() as dl:
+        frame.locator('[data-testid="summary-table"] button', has_text="Export CSV").click()
+    csv_text = Path(dl.value.path()).read_bytes().decode("utf-8")  # keep the CRLF line ends
+    run, worker = (
+        frame.input_value('[data-testid="select-run"]'),
+        frame.input_value('[data-testid="select-worker"]'),
+    )
+    _, ov = tb_samples.get("overview", run=run, worker=worker)
+    lines = csv_text.strip().split("\r\n")
+    assert lines[0] == "Category,Time per step,Share of step"
+    got = {line.split(",")[0]: float(line.split(",")[1]) for line in lines[1:]}
+    assert got == {ov["labels"][k]: pytest.approx(ov["average"][k]["us"]) for k in ov["categories"]}
+    frame.select_option('[data-testid="select-view"]', "Trace")
+    with page.expect_download() as dl:
+        frame.click('[data-testid="trace-download"]')
+    assert dl.value.suggested_filename.endswith((".json.gz", ".json"))
     assert rec.errors == []
 
 
