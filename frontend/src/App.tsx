@@ -57,7 +57,6 @@ function useNames(api: Api, path: string, params: Record<string, string> | null,
     return () => {
       live = false;
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [key]);
   return state.key === key ? state : { key, names: null, error: null };
 }

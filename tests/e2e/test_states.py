@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Iterator
 
 import pytest
@@ -69,4 +70,37 @@ def test_no_runs_says_why(tmp_path, page, rec):
             timeout=30_000,
         )
         assert "tensorboard_trace_handler" in page.inner_text('[data-testid="empty"]')
+    assert rec.errors == []
+
+
+def test_loading_progress_then_view(tmp_path, page, rec):
+    """A trace still being written: the run shows as loading with its file count, then loads."""
+    good = SAMPLES / "plain_no_steps" / "worker0.pt.trace.json"
+    if not good.exists():
+        pytest.skip("samples/plain_no_steps is missing")
+    target = tmp_path / "logdir" / "growing" / "worker0.pt.trace.json"
+    target.parent.mkdir(parents=True)
+    target.write_bytes(good.read_bytes())
+    stop = threading.Event()
+
+    def grow() -> None:  # trailing spaces keep the JSON valid while the size keeps changing
+        while not stop.wait(0.15):
+            with open(target, "ab") as f:
+                f.write(b" ")
+
+    writer = threading.Thread(target=grow, daemon=True)
+    writer.start()
+    try:
+        with tensorboard(tmp_path / "logdir", tmp=tmp_path) as tb:
+            page.goto(app_url(tb))
+            progress = page.locator('[data-testid="run-progress"]')
+            progress.wait_for(timeout=30_000)
+            assert "Loading growing: 0 of 1 files" in progress.inner_text()
+            assert "(loading)" in page.locator('[data-testid="select-run"] option').first.inner_text()
+            stop.set()
+            writer.join()
+            page.wait_for_selector('[data-testid="view"][data-view="overview"] .section', timeout=60_000)
+            assert progress.count() == 0
+    finally:
+        stop.set()
     assert rec.errors == []

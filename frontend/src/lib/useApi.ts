@@ -38,7 +38,6 @@ export function useApi<T>(api: Api, path: string | null, params: Params = {}): L
       live = false;
     };
     // key captures path and params
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [api, key]);
   if (state.key !== key) return { data: undefined, error: undefined, loading: path !== null };
   return state;

@@ -145,7 +145,6 @@ export function MemoryView(p: ViewProps): ReactNode {
         ? [series("Allocated since the first record", c.allocated)]
         : [series("Allocated", c.allocated), series("Reserved", c.reserved)],
     };
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [c]);
 
   if (devices.error instanceof ApiError && devices.error.status === 404)
