@@ -65,6 +65,7 @@ OURS_ROUTES = {
     "memory_stats": "/memory/stats",
     "memory_curve": "/memory/curve",
     "memory_events": "/memory/events",
+    "distributed": "/distributed",
 }
 ORIG_ROUTES = {
     "overview": "/overview",
@@ -74,6 +75,7 @@ ORIG_ROUTES = {
     "memory_stats": "/memory",
     "memory_curve": "/memory_curve",
     "memory_events": "/memory_events",
+    "distributed": "/distributed/commops",
 }
 
 
