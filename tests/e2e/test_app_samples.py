@@ -21,6 +21,11 @@ def app_frame(page):
     raise AssertionError(f"plugin frame not found; frames: {[f.url for f in page.frames]}")
 
 
+def cells_of(page, table: str, col: str) -> list[float]:
+    loc = page.locator(f'[data-testid="{table}"] [role="cell"][data-col="{col}"]')
+    return [float(v) for v in loc.evaluate_all("els => els.map(e => e.dataset.value)")]
+
+
 def query(url: str) -> dict[str, str]:
     return {k: v[0] for k, v in parse_qs(urlparse(url).query).items()}
 
@@ -163,6 +168,16 @@ def test_memory_zoom_selects_range(tb_samples, page, rec):
         arg=f"{len(ev['rows']):,} rows",
     )
     shot(page, "memory.png")
+    # the size filter asks the API for events of at least that size
+    page.select_option('[data-testid="select-minsize"]', "1024")
+    _, big = tb_samples.get("memory/events", run=run, worker=worker, span=span, min_bytes=1024, limit=100000)
+    assert len(big["rows"]) < len(ev["rows"])
+    page.wait_for_function(
+        "n => document.querySelector('[data-testid=memory-events-table] [data-testid=row-count]')?.textContent === n",
+        arg=f"{len(big['rows']):,} rows",
+    )
+    assert min(cells_of(page, "memory-events-table", "bytes")) >= 1024
+    page.select_option('[data-testid="select-minsize"]', "0")
     # zoom with the mouse wheel on the chart: the range goes into the address and filters the tables
     box = page.locator('[data-testid="memory-chart"]').bounding_box()
     page.mouse.move(box["x"] + box["width"] * 0.4, box["y"] + box["height"] * 0.4)

@@ -29,6 +29,7 @@ interface StatRow {
 }
 
 const EVENT_LIMIT = 100000;
+const MIN_SIZES = [0, 1024, 1024 ** 2, 16 * 1024 ** 2, 256 * 1024 ** 2];
 
 function statColumns(): Column<StatRow>[] {
   return [
@@ -67,7 +68,8 @@ export function MemoryView(p: ViewProps): ReactNode {
   const range = { start: start ?? undefined, end: end ?? undefined };
 
   const curve = useApi<unknown>(p.api, device ? "memory/curve" : null, { ...base, device });
-  const events = useApi<unknown>(p.api, device ? "memory/events" : null, { ...base, device, ...range, limit: EVENT_LIMIT });
+  const minBytes = Number(p.state.minsize) > 0 ? Number(p.state.minsize) : undefined;
+  const events = useApi<unknown>(p.api, device ? "memory/events" : null, { ...base, device, ...range, min_bytes: minBytes, limit: EVENT_LIMIT });
   const stats = useApi<unknown>(p.api, device ? "memory/stats" : null, { ...base, device, ...range });
 
   const c = useMemo(() => {
@@ -243,7 +245,19 @@ export function MemoryView(p: ViewProps): ReactNode {
           )}
         </div>
       </Section>
-      <Section title="Memory events" id="memory-events">
+      <Section
+        title="Memory events"
+        id="memory-events"
+        actions={
+          <Select
+            label="Size"
+            value={String(minBytes ?? 0)}
+            options={MIN_SIZES.map((b) => ({ value: String(b), label: b === 0 ? "all" : `≥ ${formatBytes(b)}` }))}
+            onChange={(v) => p.setState({ minsize: v === "0" ? null : v })}
+            testId="select-minsize"
+          />
+        }
+      >
         {events.error ? (
           <ErrorBox error={events.error} what="memory events" />
         ) : !evRows || !c ? (
