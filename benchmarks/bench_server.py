@@ -277,6 +277,9 @@ def bench_server(
                 _drive(plugin, case, base, t0, timeout, requests, route_budget, proc, res)
                 res["peak_rss_mb"] = sampler.peak / 2**20
                 res["hwm_sum_mb"] = sampler.hwm_sum / 2**20
+                res["at_peak_mb"] = sorted(
+                    ((n, round(b / 2**20)) for n, b in sampler.at_peak), key=lambda x: -x[1]
+                )
                 res["max_procs"] = sampler.max_procs
         except BenchError as e:
             res["error"] = str(e)
@@ -551,7 +554,7 @@ def _say(r: int, res: dict[str, Any]) -> None:
         f"  round {r + 1} {res['plugin']}: http {res.get('http_s', 0):.1f} s, ready {res['ready_s']:.2f} s, "
         f"overview {res['overview_s']:.2f} s, peak {res['peak_rss_mb']:.0f} MB "
         f"(sum of VmHWM {res['hwm_sum_mb']:.0f} MB) "
-        f"({res['max_procs']} procs); p95 {routes}",
+        f"({res['max_procs']} procs; at peak {res.get('at_peak_mb', [])[:3]}); p95 {routes}",
         file=sys.stderr,
     )
 

@@ -67,6 +67,20 @@ def hwm_bytes(pid: int) -> int:
     return 0
 
 
+def label(pid: int) -> str:
+    """A short name for a process: its command line's script or module, else its comm."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = f.read().split(b"\0")
+    except OSError:
+        return "?"
+    words = [a.decode(errors="replace") for a in argv if a]
+    for w in words[1:]:
+        if w.endswith("tensorboard") or "spawn_main" in w or "resource_tracker" in w:
+            return "tensorboard" if w.endswith("tensorboard") else w.split("import ")[-1].split(";")[0]
+    return os.path.basename(words[0]) if words else "?"
+
+
 def tree_rss(root: int) -> tuple[int, int]:
     """(summed RSS in bytes, number of processes) of ``root`` and its descendants now."""
     pids = descendants(root)
@@ -76,8 +90,9 @@ def tree_rss(root: int) -> tuple[int, int]:
 class TreeSampler:
     """Samples the tree of ``pid`` in a background thread.
 
-    ``peak``: the largest summed RSS seen; ``max_procs``: the most processes at once; ``hwm_sum``: the
-    sum over every process seen of its last-read VmHWM.
+    ``peak``: the largest summed RSS seen; ``at_peak``: (process label, RSS bytes) of each process at
+    that moment; ``max_procs``: the most processes at once; ``hwm_sum``: the sum over every process
+    seen of its last-read VmHWM.
     """
 
     def __init__(self, pid: int, interval: float = 0.05) -> None:
@@ -86,6 +101,7 @@ class TreeSampler:
         self.peak = 0
         self.max_procs = 0
         self.samples = 0
+        self.at_peak: list[tuple[str, int]] = []
         self._hwm: dict[int, int] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -93,7 +109,11 @@ class TreeSampler:
     def _run(self) -> None:
         while not self._stop.is_set():
             pids = descendants(self.pid)
-            self.peak = max(self.peak, sum(rss_bytes(p) for p in pids))
+            rss = {p: rss_bytes(p) for p in pids}
+            total = sum(rss.values())
+            if total > self.peak:
+                self.peak = total
+                self.at_peak = [(label(p), r) for p, r in rss.items()]
             self.max_procs = max(self.max_procs, len(pids))
             for p in pids:
                 # keyed by pid and start time would survive pid reuse; over one benchmark run it is moot
