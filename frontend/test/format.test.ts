@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { formatBytes, formatCount, formatDuration, formatPercent, formatValue } from "../src/lib/format";
+import { formatBandwidth, formatBytes, formatCount, formatDuration, formatPercent, formatValue } from "../src/lib/format";
 import { csvField, toCsv, fileSlug } from "../src/lib/csv";
 
 describe("formatDuration (input µs)", () => {
@@ -31,6 +31,17 @@ describe("formatBytes (binary units)", () => {
   });
   it("keeps the sign of frees", () => {
     expect(formatBytes(-2048)).toBe("-2 KiB");
+  });
+});
+
+describe("formatBandwidth (input GB/s)", () => {
+  it("keeps small bandwidths readable", () => {
+    expect(formatBandwidth(20.1)).toBe("20.1 GB/s");
+    expect(formatBandwidth(0.25)).toBe("250 MB/s");
+    expect(formatBandwidth(0.0018)).toBe("1.8 MB/s");
+    expect(formatBandwidth(0.0000045)).toBe("4.5 KB/s");
+    expect(formatBandwidth(0)).toBe("0 GB/s");
+    expect(formatBandwidth(null)).toBe("–");
   });
 });
 

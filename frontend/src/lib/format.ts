@@ -56,10 +56,13 @@ export function formatNumber(n: number | null | undefined): string {
   return nf2.format(n);
 }
 
-/** Bandwidth in GB/s (decimal, as the trace writes it). */
+/** Bandwidth given in GB/s (decimal units, 1 GB = 10^9 B), shown in GB/s, MB/s or KB/s. */
 export function formatBandwidth(gbps: number | null | undefined): string {
   if (isMissing(gbps)) return "–";
-  return `${sig3(gbps)} GB/s`;
+  const a = Math.abs(gbps);
+  if (a === 0 || a >= 1) return `${sig3(gbps)} GB/s`;
+  if (a >= 1e-3) return `${sig3(gbps * 1e3)} MB/s`;
+  return `${sig3(gbps * 1e6)} KB/s`;
 }
 
 export type ValueKind = "text" | "duration" | "bytes" | "percent" | "count" | "number" | "bandwidth";
