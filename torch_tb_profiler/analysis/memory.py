@@ -15,31 +15,7 @@ import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.analysis.downsample import DEFAULT_MAX_POINTS, downsample_indices
-
-# c10::DeviceType numbering (c10/core/DeviceType.h)
-DEVICE_TYPE_NAMES = {
-    0: "CPU",
-    1: "CUDA",
-    2: "MKLDNN",
-    3: "OPENGL",
-    4: "OPENCL",
-    5: "IDEEP",
-    6: "HIP",
-    7: "FPGA",
-    8: "MAIA",
-    9: "XLA",
-    10: "Vulkan",
-    11: "Metal",
-    12: "XPU",
-    13: "MPS",
-    14: "Meta",
-    15: "HPU",
-    16: "VE",
-    17: "Lazy",
-    18: "IPU",
-    19: "MTIA",
-    20: "PrivateUse1",
-}
+from torch_tb_profiler.trace.schema import DEVICE_TYPE_NAMES
 
 # host ranges that are not operators: their records belong to the nearest enclosing operator
 _NON_OPERATOR_PREFIXES = (

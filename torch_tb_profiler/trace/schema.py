@@ -81,7 +81,7 @@ LAUNCH_FLOW_CATEGORIES = frozenset({"ac2g", "async", "async_cpu_to_gpu", "async_
 
 MEMORY_EVENT_NAME = "[memory]"
 
-# Memory "Device Type" numbers (c10::DeviceType)
+# Memory "Device Type" numbers (c10::DeviceType, c10/core/DeviceType.h)
 DEVICE_TYPE_NAMES = {
     0: "CPU",
     1: "CUDA",
@@ -105,7 +105,3 @@ DEVICE_TYPE_NAMES = {
     19: "MTIA",
     20: "PrivateUse1",
 }
-
-
-def device_type_name(number: int) -> str:
-    return DEVICE_TYPE_NAMES.get(number, f"Device type {number}")
