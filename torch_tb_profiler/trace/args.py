@@ -19,38 +19,41 @@ NULL = msgspec.Raw(b"null")
 NAN = float("nan")
 
 
-class OpArgs(msgspec.Struct, gc=False):
+class _ExternalId(msgspec.Struct, gc=False):
     ext_id: int = _F(default=-1, name="External id")
     ext_id_legacy: int = _F(default=-1, name="external id")
-    seq: int = _F(default=-1, name="Sequence number")
-    fwd_tid: int = _F(default=-1, name="Fwd thread id")
-    input_dims: msgspec.Raw = _F(default=NULL, name="Input Dims")
-    input_dims_legacy: msgspec.Raw = _F(default=NULL, name="Input dims")
-    input_types: msgspec.Raw = _F(default=NULL, name="Input type")
-    call_stack: str | None = _F(default=None, name="Call stack")
-    # collective metadata (record_param_comms and friends)
+
+
+class _Collective(_ExternalId, gc=False):
+    """Collective metadata: on record_param_comms ops, and copied onto NCCL kernels by newer Kineto."""
+
     collective: str | None = _F(default=None, name="Collective name")
     in_nelems: int = _F(default=-1, name="In msg nelems")
     out_nelems: int = _F(default=-1, name="Out msg nelems")
     dtype: str | None = _F(default=None, name="dtype")
     group_size: int = _F(default=-1, name="Group size")
     pg_name: str | None = _F(default=None, name="Process Group Name")
+    coll_seq: int = _F(default=-1, name="Seq")
+
+
+class OpArgs(_Collective, gc=False):
+    seq: int = _F(default=-1, name="Sequence number")
+    fwd_tid: int = _F(default=-1, name="Fwd thread id")
+    input_dims: msgspec.Raw = _F(default=NULL, name="Input Dims")
+    input_dims_legacy: msgspec.Raw = _F(default=NULL, name="Input dims")
+    input_types: msgspec.Raw = _F(default=NULL, name="Input type")
+    call_stack: str | None = _F(default=None, name="Call stack")
     pg_desc: str | None = _F(default=None, name="Process Group Description")
     pg_ranks: str | None = _F(default=None, name="Process Group Ranks")
-    coll_seq: int = _F(default=-1, name="Seq")
     rank: int = _F(default=-1, name="Rank")
 
 
-class RuntimeArgs(msgspec.Struct, gc=False):
-    ext_id: int = _F(default=-1, name="External id")
-    ext_id_legacy: int = _F(default=-1, name="external id")
+class RuntimeArgs(_ExternalId, gc=False):
     corr: int = _F(default=-1, name="correlation")
     cid: int = -1  # hip: correlation id
 
 
-class DeviceArgs(msgspec.Struct, gc=False):
-    ext_id: int = _F(default=-1, name="External id")
-    ext_id_legacy: int = _F(default=-1, name="external id")
+class DeviceArgs(_Collective, gc=False):
     corr: int = _F(default=-1, name="correlation")
     device: int = -1
     stream: int = -1
@@ -63,18 +66,9 @@ class DeviceArgs(msgspec.Struct, gc=False):
     occupancy: float = _F(default=NAN, name="est. achieved occupancy %")
     bytes: float = NAN
     bandwidth: float = _F(default=NAN, name="memory bandwidth (GB/s)")
-    collective: str | None = _F(default=None, name="Collective name")
-    in_nelems: int = _F(default=-1, name="In msg nelems")
-    out_nelems: int = _F(default=-1, name="Out msg nelems")
-    dtype: str | None = _F(default=None, name="dtype")
-    group_size: int = _F(default=-1, name="Group size")
-    pg_name: str | None = _F(default=None, name="Process Group Name")
-    coll_seq: int = _F(default=-1, name="Seq")
 
 
-class AnnotationArgs(msgspec.Struct, gc=False):
-    ext_id: int = _F(default=-1, name="External id")
-    ext_id_legacy: int = _F(default=-1, name="external id")
+class AnnotationArgs(_ExternalId, gc=False):
     device: int = -1
     stream: int = -1
 
