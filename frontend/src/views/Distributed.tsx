@@ -9,7 +9,7 @@ import { useApi } from "../lib/useApi";
 import { stepFigures } from "./shape";
 import { type ViewProps } from "./types";
 
-interface CommRow {
+export interface CommRow {
   collective: string;
   calls: number;
   totalBytes: number | null;
@@ -35,7 +35,7 @@ const COMM_COLUMNS: Column<CommRow>[] = [
   { id: "busbw", header: "Bus bandwidth", kind: "bandwidth", value: (r) => r.busbw },
 ];
 
-interface StragglerRow {
+export interface StragglerRow {
   worker: string;
   rank: number | null;
   timesLast: number;
@@ -51,7 +51,7 @@ const STRAGGLER_COLUMNS: Column<StragglerRow>[] = [
   { id: "max_wait", header: "Wait caused (max)", kind: "duration", value: (r) => r.maxWait },
 ];
 
-interface GpuRow {
+export interface GpuRow {
   node: string;
   process: string;
   gpu: string;
@@ -123,57 +123,59 @@ const WAIT = [
   { key: "transferring", label: "Data transfer" },
 ];
 
+/** The `distributed` answer (docs/api.md) as the view's model. */
+export function readDistributed(data: unknown) {
+  const workers = arr(data, "workers").map((w) => ({ worker: str(w, "worker", "name"), rank: num(w, "rank"), steps: arr(w, "steps").map(String) }));
+  const names = workers.map((w) => w.worker);
+  const steps = [...new Set(workers.flatMap((w) => w.steps))];
+  const commOps = get(data, "comm_ops");
+  const st = get(data, "stragglers");
+  return {
+    names,
+    steps,
+    overlap: get(data, "overlap"),
+    wait: get(data, "wait"),
+    comm: Object.fromEntries(
+      names.map((w) => [
+        w,
+        arr(commOps, w).map(
+          (r): CommRow => ({
+            collective: str(r, "collective", "name"),
+            calls: num(r, "calls") ?? 0,
+            totalBytes: num(r, "total_bytes"),
+            avgBytes: num(r, "avg_bytes"),
+            totalLatency: num(r, "total_latency_us"),
+            avgLatency: num(r, "avg_latency_us"),
+            totalTransfer: num(r, "total_transfer_us"),
+            avgTransfer: num(r, "avg_transfer_us"),
+            algbw: num(r, "algbw_gbps"),
+            busbw: num(r, "busbw_gbps"),
+          }),
+        ),
+      ]),
+    ) as Record<string, CommRow[]>,
+    stragglers: arr(st, "ranks").map(
+      (r): StragglerRow => ({
+        worker: str(r, "worker"),
+        rank: num(r, "rank"),
+        timesLast: num(r, "times_last") ?? 0,
+        totalWait: num(r, "total_wait_caused_us") ?? 0,
+        maxWait: num(r, "max_wait_caused_us") ?? 0,
+      }),
+    ),
+    roundCount: num(st, "round_count"),
+    gpus: readGpuInfo(get(data, "gpu_info")),
+    warnings: arr(data, "warnings").map(String),
+  };
+}
+
 export function DistributedView(p: ViewProps): ReactNode {
   const params: Record<string, string> = { run: p.run };
   if (p.span !== null) params.span = p.span;
   const { data, error } = useApi<unknown>(p.api, "distributed", params);
   const step = p.state.step ?? "all";
 
-  const shaped = useMemo(() => {
-    if (data === undefined) return null;
-    const workers = arr(data, "workers").map((w) => ({ worker: str(w, "worker", "name"), rank: num(w, "rank"), steps: arr(w, "steps").map(String) }));
-    const names = workers.map((w) => w.worker);
-    const steps = [...new Set(workers.flatMap((w) => w.steps))];
-    const commOps = get(data, "comm_ops");
-    const st = get(data, "stragglers");
-    return {
-      names,
-      steps,
-      overlap: get(data, "overlap"),
-      wait: get(data, "wait"),
-      comm: Object.fromEntries(
-        names.map((w) => [
-          w,
-          arr(commOps, w).map(
-            (r): CommRow => ({
-              collective: str(r, "collective", "name"),
-              calls: num(r, "calls") ?? 0,
-              totalBytes: num(r, "total_bytes"),
-              avgBytes: num(r, "avg_bytes"),
-              totalLatency: num(r, "total_latency_us"),
-              avgLatency: num(r, "avg_latency_us"),
-              totalTransfer: num(r, "total_transfer_us"),
-              avgTransfer: num(r, "avg_transfer_us"),
-              algbw: num(r, "algbw_gbps"),
-              busbw: num(r, "busbw_gbps"),
-            }),
-          ),
-        ]),
-      ) as Record<string, CommRow[]>,
-      stragglers: arr(st, "ranks").map(
-        (r): StragglerRow => ({
-          worker: str(r, "worker"),
-          rank: num(r, "rank"),
-          timesLast: num(r, "times_last") ?? 0,
-          totalWait: num(r, "total_wait_caused_us") ?? 0,
-          maxWait: num(r, "max_wait_caused_us") ?? 0,
-        }),
-      ),
-      roundCount: num(st, "round_count"),
-      gpus: readGpuInfo(get(data, "gpu_info")),
-      warnings: arr(data, "warnings").map(String),
-    };
-  }, [data]);
+  const shaped = useMemo(() => (data === undefined ? null : readDistributed(data)), [data]);
 
   if (error) return <ErrorBox error={error} what="the distributed view" />;
   if (!shaped) return <Loading what="distributed figures" />;

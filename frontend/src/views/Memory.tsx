@@ -9,7 +9,7 @@ import { arr, bool, isObj, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
 import { type ViewProps, profileParams } from "./types";
 
-interface EventRow {
+export interface EventRow {
   operator: string;
   bytes: number;
   allocTs: number | null;
@@ -17,7 +17,7 @@ interface EventRow {
   duration: number | null;
 }
 
-interface StatRow {
+export interface StatRow {
   name: string;
   calls: number;
   sizeIncrease: number;
@@ -55,13 +55,75 @@ function eventColumns(t0: number): Column<EventRow>[] {
   ];
 }
 
+/** `memory/devices`: the devices with records, accelerators first. */
+export function readDevices(data: unknown) {
+  return (Array.isArray(data) ? data : arr(data, "devices")).map((d) => ({
+    device: str(d, "device", "name"),
+    records: num(d, "records"),
+    hasTotals: bool(d, "has_totals"),
+    peak: num(d, "peak_allocated_bytes"),
+    peakReserved: num(d, "peak_reserved_bytes"),
+    total: num(d, "total_memory_bytes"),
+  }));
+}
+
+/** `memory/curve`: the step curve (µs, bytes) and peaks. */
+export function readCurve(d: unknown) {
+  const ts = arr(d, "ts") as number[];
+  const t0 = num(d, "first_ts") ?? ts[0] ?? 0;
+  return {
+    t0,
+    ts,
+    allocated: arr(d, "allocated") as (number | null)[],
+    reserved: arr(d, "reserved") as (number | null)[],
+    peak: num(d, "peak_allocated_bytes"),
+    peakTs: num(d, "peak_allocated_ts"),
+    peakReserved: num(d, "peak_reserved_bytes"),
+    total: num(d, "total_memory_bytes"),
+    downsampled: bool(d, "downsampled"),
+    hasTotals: (arr(d, "allocated") as (number | null)[]).some((v) => v !== null),
+    // records without totals (PyTorch < 1.10): allocated is the running sum of Bytes since the first record
+    relative: bool(d, "relative"),
+    peakIncrease: num(d, "peak_increase_bytes"),
+    peakIncreaseTs: num(d, "peak_increase_ts"),
+  };
+}
+
+/** `memory/events`: the page of allocation events, the matching total, whether records have addresses. */
+export function readEvents(d: unknown): { rows: EventRow[]; total: number | null; hasAddresses: boolean } {
+  return {
+    rows: arr(d, "rows").map((r) => ({
+      operator: str(r, "operator", "name"),
+      bytes: num(r, "bytes", "size") ?? 0,
+      allocTs: num(r, "alloc_ts"),
+      freeTs: num(r, "free_ts"),
+      duration: num(r, "duration"),
+    })),
+    total: num(d, "total"),
+    hasAddresses: bool(d, "has_addresses"),
+  };
+}
+
+/** `memory/stats`: per-operator memory statistics. */
+export function readStats(d: unknown): StatRow[] {
+  return arr(d, "rows")
+    .filter(isObj)
+    .map((r) => ({
+      name: str(r, "name"),
+      calls: num(r, "calls") ?? 0,
+      sizeIncrease: num(r, "size_increase") ?? 0,
+      selfSizeIncrease: num(r, "self_size_increase") ?? 0,
+      allocCount: num(r, "alloc_count") ?? 0,
+      selfAllocCount: num(r, "self_alloc_count") ?? 0,
+      allocSize: num(r, "alloc_size") ?? 0,
+      selfAllocSize: num(r, "self_alloc_size") ?? 0,
+    }));
+}
+
 export function MemoryView(p: ViewProps): ReactNode {
   const base = profileParams(p);
   const devices = useApi<unknown>(p.api, "memory/devices", base);
-  const deviceList = useMemo(
-    () => (Array.isArray(devices.data) ? devices.data : arr(devices.data, "devices")).map((d) => ({ device: str(d, "device", "name"), records: num(d, "records"), peak: num(d, "peak_allocated_bytes"), peakReserved: num(d, "peak_reserved_bytes"), total: num(d, "total_memory_bytes") })),
-    [devices.data],
-  );
+  const deviceList = useMemo(() => readDevices(devices.data), [devices.data]);
   const device = deviceList.find((d) => d.device === p.state.device)?.device ?? deviceList[0]?.device ?? null;
   const start = p.state.mstart !== undefined ? Number(p.state.mstart) : null;
   const end = p.state.mend !== undefined ? Number(p.state.mend) : null;
@@ -72,28 +134,7 @@ export function MemoryView(p: ViewProps): ReactNode {
   const events = useApi<unknown>(p.api, device ? "memory/events" : null, { ...base, device, ...range, min_bytes: minBytes, limit: EVENT_LIMIT });
   const stats = useApi<unknown>(p.api, device ? "memory/stats" : null, { ...base, device, ...range });
 
-  const c = useMemo(() => {
-    const d = curve.data;
-    if (d === undefined) return null;
-    const ts = arr(d, "ts") as number[];
-    const t0 = num(d, "first_ts") ?? ts[0] ?? 0;
-    return {
-      t0,
-      ts,
-      allocated: arr(d, "allocated") as (number | null)[],
-      reserved: arr(d, "reserved") as (number | null)[],
-      peak: num(d, "peak_allocated_bytes"),
-      peakTs: num(d, "peak_allocated_ts"),
-      peakReserved: num(d, "peak_reserved_bytes"),
-      total: num(d, "total_memory_bytes"),
-      downsampled: bool(d, "downsampled"),
-      hasTotals: (arr(d, "allocated") as (number | null)[]).some((v) => v !== null),
-      // records without totals (PyTorch < 1.10): allocated is the running sum of Bytes since the first record
-      relative: bool(d, "relative"),
-      peakIncrease: num(d, "peak_increase_bytes"),
-      peakIncreaseTs: num(d, "peak_increase_ts"),
-    };
-  }, [curve.data]);
+  const c = useMemo(() => (curve.data === undefined ? null : readCurve(curve.data)), [curve.data]);
 
   // The chart's zoom selects the tables' time range, debounced; it goes into the URL (mstart/mend).
   const timer = useRef(0);
@@ -156,31 +197,11 @@ export function MemoryView(p: ViewProps): ReactNode {
   if (!device)
     return <Empty title="No memory records in this profile">Profile with profile_memory=True to see memory.</Empty>;
 
-  const evRows: EventRow[] | null =
-    events.data === undefined
-      ? null
-      : arr(events.data, "rows").map((r) => ({
-          operator: str(r, "operator", "name"),
-          bytes: num(r, "bytes", "size") ?? 0,
-          allocTs: num(r, "alloc_ts"),
-          freeTs: num(r, "free_ts"),
-          duration: num(r, "duration"),
-        }));
-  const evTotal = num(events.data, "total");
-  const hasAddresses = events.data === undefined || bool(events.data, "has_addresses");
-  const stRows: StatRow[] | null =
-    stats.data === undefined
-      ? null
-      : arr(stats.data, "rows").filter(isObj).map((r) => ({
-          name: str(r, "name"),
-          calls: num(r, "calls") ?? 0,
-          sizeIncrease: num(r, "size_increase") ?? 0,
-          selfSizeIncrease: num(r, "self_size_increase") ?? 0,
-          allocCount: num(r, "alloc_count") ?? 0,
-          selfAllocCount: num(r, "self_alloc_count") ?? 0,
-          allocSize: num(r, "alloc_size") ?? 0,
-          selfAllocSize: num(r, "self_alloc_size") ?? 0,
-        }));
+  const ev = events.data === undefined ? null : readEvents(events.data);
+  const evRows = ev?.rows ?? null;
+  const evTotal = ev?.total ?? null;
+  const hasAddresses = ev?.hasAddresses ?? true;
+  const stRows = stats.data === undefined ? null : readStats(stats.data);
   const rangeText = start !== null && end !== null && c ? `${formatDuration(start - c.t0)} – ${formatDuration(end - c.t0)}` : "";
 
   return (

@@ -54,7 +54,7 @@ export function readRows(data: unknown): OpRow[] {
   return list.map(readOpRow);
 }
 
-interface StackGroup {
+export interface StackGroup {
   frames: Frame[];
   calls: number | null;
   hostTotal: number | null;
@@ -72,18 +72,23 @@ function readFrames(v: unknown): Frame[] {
   });
 }
 
+/** The `operators/stack` answer: one group per distinct call stack. */
+export function readStacks(data: unknown): StackGroup[] {
+  return (Array.isArray(data) ? data : arr(data, "stacks", "rows", "data")).map((g) => ({
+    frames: readFrames(isObj(g) ? (g.frames ?? g.call_stack ?? g.stack) : g),
+    calls: num(g, "calls"),
+    hostTotal: num(g, "host_total_us", "host_total"),
+    deviceTotal: num(g, "device_total_us", "device_total"),
+  }));
+}
+
 function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: string }): ReactNode {
   const params: Record<string, string> = { ...profileParams(p), group_by: groupBy, name: row.name };
   if (row.inputShape !== null) params.input_shape = row.inputShape;
   const { data, error, loading } = useApi<unknown>(p.api, "operators/stack", params);
   if (error) return <ErrorBox error={error} what="the call stacks" />;
   if (loading || data === undefined) return <Loading what="call stacks" />;
-  const groups: StackGroup[] = (Array.isArray(data) ? data : arr(data, "stacks", "rows", "data")).map((g) => ({
-    frames: readFrames(isObj(g) ? (g.frames ?? g.call_stack ?? g.stack) : g),
-    calls: num(g, "calls"),
-    hostTotal: num(g, "host_total_us", "host_total"),
-    deviceTotal: num(g, "device_total_us", "device_total"),
-  }));
+  const groups = readStacks(data);
   if (groups.length === 0) return <div className="muted">No call stack recorded (profile with with_stack=True).</div>;
   return (
     <div data-testid="stack-groups">

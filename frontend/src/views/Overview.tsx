@@ -10,7 +10,7 @@ import { useApi } from "../lib/useApi";
 import { BREAKDOWN, type SummaryRow, executionSummary, meanOf, visibleCategories } from "./shape";
 import { type ViewProps, profileParams } from "./types";
 
-interface Gpu {
+export interface Gpu {
   id: number | null;
   name: string;
   memoryBytes: number | null;
@@ -34,7 +34,7 @@ function readGpu(g: unknown): Gpu {
   };
 }
 
-interface Rec {
+export interface Rec {
   id: string;
   title: string;
   text: string;
@@ -67,37 +67,42 @@ const SUMMARY_COLUMNS: Column<SummaryRow>[] = [
   { id: "pct", header: "Share of step", kind: "percent", value: (r) => r.pct },
 ];
 
+/** The `overview` answer (docs/api.md) as the view's model. */
+export function readOverview(data: unknown) {
+  const steps = readSteps(arr(data, "steps"));
+  const gpus = arr(data, "gpus").map(readGpu);
+  const env = get(data, "environment");
+  const deviceType = str(data, "device_type") || str(env, "device_type");
+  const listed = arr(data, "categories").map(String);
+  const gpuUsed = gpus.length > 0 || deviceType.toUpperCase() === "GPU";
+  const cats = listed.length ? BREAKDOWN.filter((c) => listed.includes(c.key)) : visibleCategories(steps, gpuUsed);
+  const avgRaw = get(data, "average");
+  // average: {category: {us, pct}} (pct = share of the mean step time)
+  const avg: Record<string, number> = isObj(avgRaw)
+    ? Object.fromEntries(Object.entries(avgRaw).map(([k, v]) => [k, num(v, "us") ?? (typeof v === "number" ? v : 0)]))
+    : meanOf(steps, BREAKDOWN.map((c) => c.key));
+  const stepTime = num(data, "step_time_us") ?? meanOf(steps, ["duration"]).duration ?? null;
+  if (stepTime !== null) avg.duration = stepTime;
+  return {
+    steps,
+    gpus,
+    cats,
+    deviceType: deviceType || (gpuUsed ? "GPU" : "CPU"),
+    workers: num(env, "workers") ?? num(data, "workers"),
+    versions: isObj(get(env, "versions")) ? (get(env, "versions") as Record<string, unknown>) : {},
+    distributed: isObj(get(env, "distributed")) ? (get(env, "distributed") as Record<string, unknown>) : {},
+    summary: executionSummary(avg, cats),
+    stepTime: steps.length ? stepTime : null,
+    recommendations: arr(data, "recommendations").map(readRec),
+  };
+}
+
+export type OverviewModel = ReturnType<typeof readOverview>;
+
 export function OverviewView(p: ViewProps): ReactNode {
   const { data, error, loading } = useApi<unknown>(p.api, "overview", profileParams(p));
 
-  const shaped = useMemo(() => {
-    if (data === undefined) return null;
-    const steps = readSteps(arr(data, "steps"));
-    const gpus = arr(data, "gpus").map(readGpu);
-    const env = get(data, "environment");
-    const deviceType = str(data, "device_type") || str(env, "device_type");
-    const listed = arr(data, "categories").map(String);
-    const gpuUsed = gpus.length > 0 || deviceType.toUpperCase() === "GPU";
-    const cats = listed.length ? BREAKDOWN.filter((c) => listed.includes(c.key)) : visibleCategories(steps, gpuUsed);
-    const avgRaw = get(data, "average");
-    // average: {category: {us, pct}} (pct = share of the mean step time)
-    const avg: Record<string, number> = isObj(avgRaw)
-      ? Object.fromEntries(Object.entries(avgRaw).map(([k, v]) => [k, num(v, "us") ?? (typeof v === "number" ? v : 0)]))
-      : meanOf(steps, BREAKDOWN.map((c) => c.key));
-    const stepTime = num(data, "step_time_us") ?? meanOf(steps, ["duration"]).duration ?? null;
-    if (stepTime !== null) avg.duration = stepTime;
-    return {
-      steps,
-      gpus,
-      cats,
-      deviceType: deviceType || (gpuUsed ? "GPU" : "CPU"),
-      workers: num(env, "workers") ?? num(data, "workers"),
-      versions: isObj(get(env, "versions")) ? (get(env, "versions") as Record<string, unknown>) : {},
-      summary: executionSummary(avg, cats),
-      stepTime: steps.length ? stepTime : null,
-      recommendations: arr(data, "recommendations").map(readRec),
-    };
-  }, [data]);
+  const shaped = useMemo(() => (data === undefined ? null : readOverview(data)), [data]);
 
   const chart = useMemo(() => {
     if (!shaped) return null;
@@ -133,6 +138,9 @@ export function OverviewView(p: ViewProps): ReactNode {
           {shaped.workers !== null && <Stat label="Workers" value={String(shaped.workers)} testId="worker-count" raw={shaped.workers} />}
           {Object.entries(shaped.versions).map(([k, v]) => (
             <Stat key={k} label={k} value={String(v)} />
+          ))}
+          {Object.entries(shaped.distributed).map(([k, v]) => (
+            <Stat key={`d-${k}`} label={k.replace(/_/g, " ")} value={String(v)} />
           ))}
           <Stat label="Steps" value={String(shaped.steps.length)} testId="step-count" raw={shaped.steps.length} />
           {shaped.stepTime !== null && (

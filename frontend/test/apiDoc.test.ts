@@ -1,0 +1,79 @@
+// The views' readers against the examples of docs/api.md: when a documented field is renamed or
+// reshaped, these fail (the views read the API through these functions only).
+import { readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { normalizeNames, normalizeRuns } from "../src/api/runs";
+import { readDistributed } from "../src/views/Distributed";
+import { readKernelRows } from "../src/views/Kernel";
+import { readCurve, readDevices, readEvents, readStats } from "../src/views/Memory";
+import { readRows, readStacks } from "../src/views/Operator";
+import { readOverview } from "../src/views/Overview";
+
+const doc = readFileSync(fileURLToPath(new URL("../../docs/api.md", import.meta.url)), "utf-8");
+
+/** The first ```json block after the heading "### `<route>" (placeholders "…" removed). */
+function example(route: string): unknown {
+  const at = doc.indexOf("### `" + route);
+  expect(at, `docs/api.md documents ${route}`).toBeGreaterThanOrEqual(0);
+  const start = doc.indexOf("```json", at);
+  const end = doc.indexOf("```", start + 7);
+  const text = doc
+    .slice(start + 7, end)
+    .replace(/\[…\]/g, "[]")
+    .replace(/,\s*…\s*\]/g, "]");
+  return JSON.parse(text);
+}
+
+describe("docs/api.md examples through the readers", () => {
+  it("runs", () => {
+    const a = normalizeRuns(example("runs"));
+    expect(a.runs[0]).toMatchObject({ name: "ddp_gloo_2ranks", state: "ready", filesDone: 2, filesTotal: 2, bytesTotal: 239037 });
+    expect(a.runs[0]?.errors[0]?.message).toMatch(/^not a valid trace/);
+    expect(a.runs[0]?.warnings).toHaveLength(1);
+  });
+  it("name lists", () => {
+    expect(normalizeNames(["1", "2"])).toEqual(["1", "2"]);
+  });
+  it("overview", () => {
+    const o = readOverview(example("overview"));
+    expect(o.deviceType).toBe("GPU");
+    expect(o.workers).toBe(1);
+    expect(o.cats.map((c) => c.key)).toEqual(["kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other"]);
+    expect(o.steps[0]).toMatchObject({ number: 1, duration: 1000, kernel: 400, cpu_exec: 90, other: 500 });
+    expect(o.stepTime).toBe(1000);
+    expect(o.summary.find((r) => r.key === "kernel")).toMatchObject({ us: 400, pct: 40 });
+    expect(o.gpus[0]).toMatchObject({ id: 0, name: "Tesla V100-SXM2-16GB", utilization: 40, smEfficiency: 40, occupancy: 25, tensorCore: 0 });
+    expect(o.recommendations[0]).toMatchObject({ id: "low_gpu_utilization", title: "Low GPU utilization" });
+    expect(o.distributed).toMatchObject({ backend: "nccl", world_size: 2 });
+  });
+  it("operators and their stacks", () => {
+    const rows = readRows(example("operators?"));
+    expect(rows[0]).toMatchObject({ name: "aten::mm", inputShape: "[[2, 3], [3, 4]]", calls: 1, hostSelf: 290, hostTotal: 300, deviceSelf: 400, deviceTotal: 400, tcEligible: true, hasStack: true, tcSelfPct: 0 });
+    const stacks = readStacks(example("operators/stack"));
+    expect(stacks[0]?.calls).toBe(1);
+    expect(stacks[0]?.frames[0]).toMatchObject({ file: "model.py", line: 12, func: "forward" });
+  });
+  it("kernels", () => {
+    const k = readKernelRows(example("kernels"))[0];
+    expect(k).toMatchObject({ name: "volta_sgemm_128x64_nn", operator: "aten::mm", grid: "[1, 1, 1]", regs: 32, shmem: 0, calls: 1, total: 400, mean: 400, blocksPerSm: 2, occupancy: 25, tcUsed: false, opTcEligible: true });
+  });
+  it("memory", () => {
+    expect(readDevices(example("memory/devices"))[0]).toMatchObject({ device: "GPU0", records: 8220, hasTotals: true, peak: 12500, total: 16945512448 });
+    const c = readCurve(example("memory/curve"));
+    expect(c).toMatchObject({ t0: 1700000000000025, peak: 12500, peakReserved: 22000, relative: false, hasTotals: true });
+    const e = readEvents(example("memory/events"));
+    expect(e).toMatchObject({ total: 5, hasAddresses: true });
+    expect(e.rows[0]).toMatchObject({ operator: "aten::conv2d (aten::empty)", bytes: 1000, duration: 75 });
+    expect(readStats(example("memory/stats"))[0]).toMatchObject({ name: "aten::conv2d", calls: 1, sizeIncrease: 500, allocCount: 2, allocSize: 1500 });
+  });
+  it("distributed", () => {
+    const d = readDistributed(example("distributed"));
+    expect(d.names).toEqual(["rank0"]);
+    expect(d.steps).toEqual(["2", "3", "4"]);
+    expect(d.comm.rank0?.[0]).toMatchObject({ collective: "all_reduce", calls: 2, totalBytes: 8000000, totalLatency: 750, algbw: 10.67 });
+    expect(d.stragglers[0]).toMatchObject({ worker: "rank1", timesLast: 1, totalWait: 100 });
+    expect(d.gpus[0]).toMatchObject({ node: "node0", process: "Process 1000", gpu: "GPU0", name: "NVIDIA H100", memory: 85899345920, cc: "9.0", sms: 132 });
+    expect(d.roundCount).toBe(2);
+  });
+});
