@@ -75,5 +75,7 @@ describe("docs/api.md examples through the readers", () => {
     expect(d.stragglers[0]).toMatchObject({ worker: "rank1", timesLast: 1, totalWait: 100 });
     expect(d.gpus[0]).toMatchObject({ node: "node0", process: "Process 1000", gpu: "GPU0", name: "NVIDIA H100", memory: 85899345920, cc: "9.0", sms: 132 });
     expect(d.roundCount).toBe(2);
+    expect(d.rounds[0]).toMatchObject({ collective: "all_reduce", group: "0", seq: 0, step: "1", lastWorker: "rank1", wait: 100, ranks: 2 });
+    expect(d.groups[0]).toMatchObject({ name: "0", description: "default_pg", backend: "cuda:nccl", size: 2, ranks: "0, 1" });
   });
 });

@@ -51,6 +51,42 @@ const STRAGGLER_COLUMNS: Column<StragglerRow>[] = [
   { id: "max_wait", header: "Wait caused (max)", kind: "duration", value: (r) => r.maxWait },
 ];
 
+export interface RoundRow {
+  collective: string;
+  group: string;
+  seq: number | null;
+  step: string;
+  lastWorker: string;
+  wait: number;
+  ranks: number;
+}
+
+const ROUND_COLUMNS: Column<RoundRow>[] = [
+  { id: "collective", header: "Collective", kind: "text", value: (r) => r.collective, width: "minmax(140px, 2fr)" },
+  { id: "group", header: "Process group", kind: "text", value: (r) => r.group, width: "minmax(100px, 1fr)" },
+  { id: "seq", header: "Seq", kind: "count", value: (r) => r.seq },
+  { id: "step", header: "Step", kind: "text", value: (r) => r.step, width: "minmax(70px, 0.6fr)" },
+  { id: "last", header: "Last to arrive", kind: "text", value: (r) => r.lastWorker, width: "minmax(120px, 1.5fr)" },
+  { id: "wait", header: "Others waited", kind: "duration", value: (r) => r.wait },
+  { id: "ranks", header: "Ranks", kind: "count", value: (r) => r.ranks },
+];
+
+interface GroupRow {
+  name: string;
+  description: string;
+  backend: string;
+  size: number | null;
+  ranks: string;
+}
+
+const GROUP_COLUMNS: Column<GroupRow>[] = [
+  { id: "name", header: "Process group", kind: "text", value: (r) => r.name, width: "minmax(100px, 1fr)" },
+  { id: "description", header: "Description", kind: "text", value: (r) => r.description, width: "minmax(140px, 2fr)" },
+  { id: "backend", header: "Backend", kind: "text", value: (r) => r.backend, width: "minmax(100px, 1fr)" },
+  { id: "size", header: "Size", kind: "count", value: (r) => r.size },
+  { id: "ranks", header: "Ranks", kind: "text", value: (r) => r.ranks, width: "minmax(140px, 3fr)" },
+];
+
 export interface GpuRow {
   node: string;
   process: string;
@@ -164,6 +200,26 @@ export function readDistributed(data: unknown) {
       }),
     ),
     roundCount: num(st, "round_count"),
+    rounds: arr(st, "rounds").map(
+      (r): RoundRow => ({
+        collective: str(r, "collective"),
+        group: str(r, "process_group"),
+        seq: num(r, "seq"),
+        step: str(r, "step"),
+        lastWorker: str(r, "last_worker"),
+        wait: num(r, "wait_us") ?? 0,
+        ranks: num(r, "ranks") ?? 0,
+      }),
+    ),
+    groups: arr(data, "process_groups").map(
+      (g): GroupRow => ({
+        name: str(g, "name"),
+        description: str(g, "description"),
+        backend: str(g, "backend"),
+        size: num(g, "size"),
+        ranks: Array.isArray(get(g, "ranks")) ? (get(g, "ranks") as unknown[]).join(", ") : str(g, "ranks"),
+      }),
+    ),
     gpus: readGpuInfo(get(data, "gpu_info")),
     warnings: arr(data, "warnings").map(String),
   };
@@ -227,6 +283,11 @@ export function DistributedView(p: ViewProps): ReactNode {
           <DataTable rows={shaped.comm[worker] ?? []} columns={COMM_COLUMNS} csvName={fileSlug("collectives", p.run, worker, p.span)} initialSort={{ id: "total_latency", desc: true }} height={Math.min(420, 40 + 28 * (shaped.comm[worker]?.length ?? 0))} testId="comm-table" />
         )}
       </Section>
+      {shaped.groups.length > 0 && (
+        <Section title="Process groups" id="dist-groups">
+          <DataTable rows={shaped.groups} columns={GROUP_COLUMNS} csvName={fileSlug("process-groups", p.run)} search={false} height={Math.min(300, 48 + 28 * shaped.groups.length)} testId="groups-table" />
+        </Section>
+      )}
       <Section title="Stragglers" id="dist-stragglers">
         {shaped.stragglers.length === 0 ? (
           <div className="muted">No straggler: no collective round in which ranks waited for a last one{shaped.roundCount ? ` (${shaped.roundCount} rounds compared)` : ""}.</div>
@@ -236,7 +297,13 @@ export function DistributedView(p: ViewProps): ReactNode {
               In each collective round the last rank to arrive has the shortest call; the others waited for it.
               {shaped.roundCount !== null && ` ${shaped.roundCount} rounds compared.`}
             </div>
-            <DataTable rows={shaped.stragglers} columns={STRAGGLER_COLUMNS} csvName={fileSlug("stragglers", p.run, p.span)} search={false} initialSort={{ id: "times_last", desc: true }} height={Math.min(300, 40 + 28 * shaped.stragglers.length)} testId="straggler-table" />
+            <DataTable rows={shaped.stragglers} columns={STRAGGLER_COLUMNS} csvName={fileSlug("stragglers", p.run, p.span)} search={false} initialSort={{ id: "times_last", desc: true }} height={Math.min(300, 48 + 28 * shaped.stragglers.length)} testId="straggler-table" />
+            {shaped.rounds.length > 0 && (
+              <>
+                <h3 className="subhead">Rounds with the longest wait</h3>
+                <DataTable rows={shaped.rounds} columns={ROUND_COLUMNS} csvName={fileSlug("straggler-rounds", p.run, p.span)} initialSort={{ id: "wait", desc: true }} height={Math.min(360, 48 + 28 * shaped.rounds.length)} testId="rounds-table" />
+              </>
+            )}
           </>
         )}
       </Section>
