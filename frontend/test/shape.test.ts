@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BREAKDOWN, executionSummary, meanOf, stepFigures, tensorCoreSlices, topSlices, visibleCategories } from "../src/views/shape";
+import { BREAKDOWN, spliceCurve, executionSummary, meanOf, stepFigures, tensorCoreSlices, topSlices, visibleCategories } from "../src/views/shape";
 import { readOpRow } from "../src/views/Operator";
 import { readKernelRow } from "../src/views/Kernel";
 
@@ -82,5 +82,17 @@ describe("row readers", () => {
   it("reads kernel rows and derives a missing mean", () => {
     const k = readKernelRow({ name: "volta_sgemm", calls: 4, total_us: 100, tc_used: false, grid: [1, 2, 3] });
     expect(k).toMatchObject({ name: "volta_sgemm", calls: 4, total: 100, mean: 25, tcUsed: false, grid: "[1, 2, 3]" });
+  });
+});
+
+describe("spliceCurve", () => {
+  it("replaces the zoomed range by the detailed points, keeps the rest", () => {
+    const overview = { ts: [0, 10, 20, 30, 40], allocated: [1, 5, 9, 5, 1], reserved: [10, 10, 10, 10, 10] };
+    const detail = { ts: [12, 13, 15, 19, 25], allocated: [5, 6, 7, 8, 9], reserved: [10, 10, 10, 10, 11] };
+    expect(spliceCurve(overview, detail, 12, 25)).toEqual({
+      ts: [0, 10, 12, 13, 15, 19, 25, 30, 40],
+      allocated: [1, 5, 5, 6, 7, 8, 9, 5, 1],
+      reserved: [10, 10, 10, 10, 10, 10, 11, 10, 10],
+    });
   });
 });

@@ -202,4 +202,13 @@ def test_memory_zoom_selects_range(tb_samples, page, rec):
         "n => document.querySelector('[data-testid=memory-stats-table] [data-testid=row-count]')?.textContent === n",
         arg=f"{len(st2['rows']):,} rows",
     )
+    # Reset: the whole time range again, in the address and in the tables
+    page.click('[data-testid="memory-curve"] button:has-text("Reset")')
+    page.wait_for_function("() => !new URL(location.href).searchParams.has('mstart')")
+    page.wait_for_function(
+        "n => document.querySelector('[data-testid=memory-events-table] [data-testid=row-count]')?.textContent === n",
+        arg=f"{len(ev['rows']):,} rows",
+    )
+    page.wait_for_timeout(500)
+    assert "mstart" not in page.url, "the chart must not re-apply the old zoom"
     assert rec.errors == []

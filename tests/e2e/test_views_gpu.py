@@ -153,6 +153,16 @@ def test_memory_without_totals(tb_gpu, page, rec):
     top = max(st["rows"], key=lambda r: r["size_increase"])
     assert cells(page, "memory-stats-table", "size_increase")[0] == top["size_increase"]
     shot(page, "memory_relative.png")
+    # a zoomed range of the downsampled curve is fetched again at full resolution for that range
+    if curve["downsampled"]:
+        t0, t1 = curve["ts"][10], curve["ts"][40]
+        page.goto(app_url(tb_gpu, run=RUN, view="Memory", device=first, mstart=repr(t0), mend=repr(t1)))
+        page.wait_for_selector('[data-testid="memory-range"]')
+        page.wait_for_load_state("networkidle")
+        detail = [u for u in rec.requests if "memory/curve" in u and "start=" in u]
+        assert detail, "no detail request for the zoomed range"
+        _, d = tb_gpu.get("memory/curve", run=RUN, worker="worker0", device=first, start=t0, end=t1)
+        assert d["points_in_range"] > 31  # more points than the overview had in that range
     # another device through the selector
     second = devices[1]["device"]
     page.select_option('[data-testid="select-device"]', second)

@@ -7,6 +7,7 @@ import { fileSlug } from "../lib/csv";
 import { formatBytes, formatDuration } from "../lib/format";
 import { arr, bool, isObj, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
+import { spliceCurve } from "./shape";
 import { type ViewProps, profileParams } from "./types";
 
 export interface EventRow {
@@ -157,9 +158,18 @@ export function MemoryView(p: ViewProps): ReactNode {
     }, 250);
   };
 
-  const option = useMemo(() => {
+  // A zoomed range of a downsampled curve is fetched again at full resolution and spliced in.
+  const zoomed = start !== null && end !== null;
+  const detail = useApi<unknown>(p.api, device && zoomed && c?.downsampled ? "memory/curve" : null, { ...base, device, start: start ?? undefined, end: end ?? undefined });
+  const shown = useMemo(() => {
     if (!c) return null;
-    const x = c.ts.map((t) => (t - c.t0) / 1000);
+    if (!zoomed || detail.data === undefined) return c;
+    return { ...c, ...spliceCurve(c, readCurve(detail.data), start, end) };
+  }, [c, detail.data, zoomed, start, end]);
+
+  const option = useMemo(() => {
+    if (!c || !shown) return null;
+    const x = shown.ts.map((t) => (t - c.t0) / 1000);
     const series = (name: string, ys: (number | null)[]) => ({
       name,
       type: "line",
@@ -185,10 +195,10 @@ export function MemoryView(p: ViewProps): ReactNode {
       yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatBytes(v) } },
       dataZoom: [zoom, { type: "inside", xAxisIndex: 0, filterMode: "none" }],
       series: c.relative
-        ? [series("Allocated since the first record", c.allocated)]
-        : [series("Allocated", c.allocated), series("Reserved", c.reserved)],
+        ? [series("Allocated since the first record", shown.allocated)]
+        : [series("Allocated", shown.allocated), series("Reserved", shown.reserved)],
     };
-  }, [c]);
+  }, [c, shown, start, end]);
 
   if (devices.error instanceof ApiError && devices.error.status === 404)
     return <Empty title="No memory records for this worker">{devices.error.message}</Empty>;

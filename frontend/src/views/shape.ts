@@ -105,3 +105,27 @@ export function stepFigures(byWorker: unknown, workers: string[], step: string):
   }
   return out;
 }
+
+export interface CurvePoints {
+  ts: number[];
+  allocated: (number | null)[];
+  reserved: (number | null)[];
+}
+
+/**
+ * The overview curve with [start, end] replaced by the detail curve of that range (whose first point
+ * is the level in force at start): points of the overview before start, every detail point, points of
+ * the overview after end.
+ */
+export function spliceCurve(overview: CurvePoints, detail: CurvePoints, start: number, end: number): CurvePoints {
+  const out: CurvePoints = { ts: [], allocated: [], reserved: [] };
+  const push = (src: CurvePoints, i: number) => {
+    out.ts.push(src.ts[i] as number);
+    out.allocated.push(src.allocated[i] ?? null);
+    out.reserved.push(src.reserved[i] ?? null);
+  };
+  overview.ts.forEach((t, i) => t < start && push(overview, i));
+  detail.ts.forEach((t, i) => t >= start && t <= end && push(detail, i));
+  overview.ts.forEach((t, i) => t > end && push(overview, i));
+  return out;
+}
