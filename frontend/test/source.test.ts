@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { embeddedTwoDeep, jumpMessage, parseFrame, parseStack } from "../src/lib/source";
+import { embeddedTwoDeep, jumpMessage, mapPath, parseFrame, parsePathRules, parseStack } from "../src/lib/source";
 
 describe("parseFrame", () => {
   it("splits file, line and function", () => {
@@ -51,5 +51,20 @@ describe("embeddedTwoDeep", () => {
   it("is false in TensorBoard in a browser tab and standalone", () => {
     expect(embeddedTwoDeep(mid as unknown as Window)).toBe(false);
     expect(embeddedTwoDeep(top as unknown as Window)).toBe(false);
+  });
+});
+
+describe("path prefix mapping", () => {
+  const rules = parsePathRules("/workspace/=/home/me/proj/; /workspace/lib/ = /opt/lib/\nbad line\n=nothing");
+  it("parses FROM=TO rules, skipping malformed ones", () => {
+    expect(rules).toEqual([
+      { from: "/workspace/", to: "/home/me/proj/" },
+      { from: "/workspace/lib/", to: "/opt/lib/" },
+    ]);
+  });
+  it("applies the longest matching prefix, leaves other paths alone", () => {
+    expect(mapPath("/workspace/train.py", rules)).toBe("/home/me/proj/train.py");
+    expect(mapPath("/workspace/lib/x.py", rules)).toBe("/opt/lib/x.py");
+    expect(mapPath("/usr/lib/python3/y.py", rules)).toBe("/usr/lib/python3/y.py");
   });
 });

@@ -94,6 +94,14 @@ def test_vscode_two_frames_deep_posts_message(tb_samples, harness, page, rec):
     msgs = page.evaluate("window.__msgs")
     assert msgs == [{"origin": tb_samples.url, "data": {"filename": f["file"], "line": f["line"] - 1}}]
     assert "in VS Code" in frame.inner_text('[data-testid="stack-note"]')
+    # a path prefix rule maps the recorded path to a local one before it is sent
+    prefix = f["file"].rsplit("/", 1)[0] + "/" if "/" in f["file"] else f["file"]
+    frame.click('[data-testid="path-rules"] summary')
+    frame.fill('[data-testid="path-rules"] textarea', f"{prefix}=/home/me/checkout/")
+    link.click()
+    page.wait_for_function("() => window.__msgs.length > 1")
+    mapped = "/home/me/checkout/" + f["file"][len(prefix) :]
+    assert page.evaluate("window.__msgs[1].data") == {"filename": mapped, "line": f["line"] - 1}
     assert rec.errors == []
 
 

@@ -2,17 +2,50 @@
 // message; elsewhere they show the path and copy `file:line`.
 
 import { type ReactNode, useState } from "react";
-import { type Frame, copyText, embeddedTwoDeep, jumpMessage } from "../lib/source";
+import {
+  type Frame,
+  copyText,
+  embeddedTwoDeep,
+  jumpMessage,
+  loadPathRules,
+  mapPath,
+  parsePathRules,
+  savePathRules,
+} from "../lib/source";
 
-export function openFrame(f: Frame): Promise<string> {
+export function openFrame(f: Frame, rulesText: string = loadPathRules()): Promise<string> {
   if (!f.file || f.line === null) return Promise.resolve("");
-  const loc = `${f.file}:${f.line}`;
+  const file = mapPath(f.file, parsePathRules(rulesText));
+  const loc = `${file}:${f.line}`;
   if (embeddedTwoDeep()) {
     // VS Code's webview checks the message's origin (TensorBoard's) and opens the file.
-    window.parent.parent.postMessage(jumpMessage(f.file, f.line), "*");
+    window.parent.parent.postMessage(jumpMessage(file, f.line), "*");
     return Promise.resolve(`Opening ${loc} in VS Code`);
   }
   return copyText(loc).then((ok) => (ok ? `Copied ${loc}` : loc));
+}
+
+/** Editor for the path prefix rules (kept in the browser's local storage). */
+export function PathRules(): ReactNode {
+  const [text, setText] = useState(loadPathRules);
+  return (
+    <details className="path-rules" data-testid="path-rules">
+      <summary>Source path mapping{text.trim() ? ` (${parsePathRules(text).length})` : ""}</summary>
+      <label>
+        Replace recorded path prefixes by local ones, one <code>FROM=TO</code> per line (e.g.{" "}
+        <code>/workspace/=/home/me/project/</code>):
+        <textarea
+          rows={2}
+          value={text}
+          spellCheck={false}
+          onChange={(e) => {
+            setText(e.target.value);
+            savePathRules(e.target.value);
+          }}
+        />
+      </label>
+    </details>
+  );
 }
 
 export function StackFrames({ frames }: { frames: Frame[] }): ReactNode {

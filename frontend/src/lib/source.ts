@@ -68,3 +68,49 @@ export async function copyText(text: string): Promise<boolean> {
     return ok;
   }
 }
+
+// ---- path prefix mapping ------------------------------------------------------------------------
+// Traces recorded in a container or on a cluster name files by paths that do not exist here. Rules
+// "FROM=TO" (separated by ";" or new lines) replace a recorded prefix by a local one; the longest
+// matching FROM wins.
+
+export interface PathRule {
+  from: string;
+  to: string;
+}
+
+export function parsePathRules(text: string): PathRule[] {
+  return text
+    .split(/[;\n]/)
+    .map((r) => r.trim())
+    .filter((r) => r.includes("="))
+    .map((r) => {
+      const i = r.indexOf("=");
+      return { from: r.slice(0, i).trim(), to: r.slice(i + 1).trim() };
+    })
+    .filter((r) => r.from !== "");
+}
+
+export function mapPath(file: string, rules: PathRule[]): string {
+  let best: PathRule | null = null;
+  for (const r of rules) if (file.startsWith(r.from) && (!best || r.from.length > best.from.length)) best = r;
+  return best ? best.to + file.slice(best.from.length) : file;
+}
+
+const RULES_KEY = "torch-tb-profiler.path-rules";
+
+export function loadPathRules(): string {
+  try {
+    return window.localStorage.getItem(RULES_KEY) ?? "";
+  } catch {
+    return "";
+  }
+}
+
+export function savePathRules(text: string): void {
+  try {
+    window.localStorage.setItem(RULES_KEY, text);
+  } catch {
+    // storage disabled: the rules last for this page only
+  }
+}

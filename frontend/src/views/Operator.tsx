@@ -2,7 +2,7 @@ import { type ReactNode, useMemo } from "react";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
 import { Pie } from "../components/Pie";
-import { StackFrames } from "../components/StackFrames";
+import { PathRules, StackFrames } from "../components/StackFrames";
 import { fileSlug } from "../lib/csv";
 import { formatCount, formatDuration } from "../lib/format";
 import { arr, bool, isObj, num, str } from "../lib/pick";
@@ -102,6 +102,7 @@ function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: 
           {g.frames.length ? <StackFrames frames={g.frames} /> : <div className="muted">Calls without a recorded stack.</div>}
         </div>
       ))}
+      <PathRules />
     </div>
   );
 }
