@@ -160,7 +160,14 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
                 aria-sort={dir === "asc" ? "ascending" : dir === "desc" ? "descending" : "none"}
                 title={col?.tooltip ?? "Click to sort"}
                 data-col={h.column.id}
+                tabIndex={0}
                 onClick={h.column.getToggleSortingHandler()}
+                onKeyDown={(e) => {
+                  if (e.key === "Enter" || e.key === " ") {
+                    e.preventDefault();
+                    h.column.toggleSorting(undefined, false);
+                  }
+                }}
               >
                 {flexRender(h.column.columnDef.header, h.getContext())}
                 <span className="dt-sort">{dir === "asc" ? " ▲" : dir === "desc" ? " ▼" : ""}</span>
