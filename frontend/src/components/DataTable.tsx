@@ -91,6 +91,9 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
   });
   const visible = table.getRowModel().rows;
 
+  // Row ids are indexes into rows: new rows (another grouping, another range) close every detail.
+  useEffect(() => setExpanded(new Set()), [rows]);
+
   // A new search or order starts at the top (not somewhere in the middle of the old list).
   useEffect(() => {
     if (scrollRef.current) scrollRef.current.scrollTop = 0;
