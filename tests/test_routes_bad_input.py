@@ -7,7 +7,6 @@ import itertools
 import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
