@@ -15,38 +15,20 @@ import os
 import posixpath
 import threading
 import time
-import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
 from torch_tb_profiler.discovery import Scanner, TraceFile
 from torch_tb_profiler.model import Profile
-from torch_tb_profiler.model.build import build_profile
+from torch_tb_profiler.parse import load_job, load_profile
 from torch_tb_profiler.storage import Location, StorageError, local_copy, resolve
-from torch_tb_profiler.trace.decode import TraceDecodeError, decode, read_bytes
 from torch_tb_profiler.views.common import HttpError, bad_request, not_found
+
+__all__ = ["RunStore", "load_profile"]  # load_profile (parse.py): the one-file entry point, re-exported
 
 log = logging.getLogger(__name__)
 
 DEFAULT_INTERVAL_S = 5.0
-
-
-def load_profile(path: str, run: str = "", worker: str = "", span: str = "") -> Profile:
-    """Parse one local trace file into a Profile (raises TraceDecodeError when unreadable)."""
-    return build_profile(decode(read_bytes(path)), run=run, worker=worker, span=span, source=path)
-
-
-def _load_job(path: str) -> Profile | str:
-    """Runs in a pool process: a Profile, or the reason the file could not be read."""
-    try:
-        return load_profile(path)
-    except TraceDecodeError as e:
-        return str(e)
-    except MemoryError:
-        return "out of memory while parsing this file"
-    except Exception as e:  # a bug of ours must not take the server down; report it on the file
-        log.debug("load failed: %s", traceback.format_exc())
-        return f"{type(e).__name__}: {e}"
 
 
 @dataclass
@@ -191,7 +173,7 @@ class RunStore:
             try:
                 assert self.location is not None
                 local = local_copy(self.location, f.info)
-                outcome: Profile | str = self._pool.submit(_load_job, local).result()
+                outcome: Profile | str = self._pool.submit(load_job, local).result()
             except StorageError as e:  # a network blip or credentials: try again on the next scan
                 outcome, fetch_failed = str(e), True
             except Exception as e:  # a broken pool

@@ -23,9 +23,9 @@ STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 
 def build_profile(decoded: DecodedTrace, run: str, worker: str, span: str, source: str) -> Profile:
     events, decoded.events = decoded.events, []
-    tables = build_tables(events)
-    meta = _meta(decoded, tables, event_count=len(events))
-    del events  # frees the events and, with their raw args, the file's bytes
+    event_count = len(events)
+    tables = build_tables(events)  # empties the list: events are released table by table
+    meta = _meta(decoded, tables, event_count=event_count)
     ops, partial = _op_tree(tables.ops)
     meta.partial_overlaps = partial
     # rows of ops were re-ordered by the tree build: remap references into ops

@@ -7,7 +7,6 @@ speed of a structural JSON parse (see docs/performance.md).
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import zlib
@@ -78,30 +77,56 @@ _array_decoder = msgspec.json.Decoder(list[Event])
 _BARE_NA = re.compile(rb"(?<=[:\[,])(\s*)N/A(\s*)(?=[,\]}])")
 
 
-def read_bytes(path: str) -> bytes:
+def read_bytes(path: str) -> bytes | bytearray:
     """The file's bytes, gunzipped when it is gzip (by magic number, not by name)."""
     with open(path, "rb") as f:
         data = f.read()
     return gunzip_if_needed(data)
 
 
-def gunzip_if_needed(data: bytes) -> bytes:
+_GUNZIP_CHUNK = 1 << 24
+
+
+def gunzip_if_needed(data: bytes) -> bytes | bytearray:
+    """Inflate gzip data into one buffer sized from the gzip trailer (ISIZE), chunk by chunk: the peak
+    is the text plus one chunk, where ``gzip.decompress`` holds the text twice while joining its output.
+    A truncated stream keeps what decompressed (marked for ``decode``)."""
     if data[:2] != b"\x1f\x8b":
         return data
+    hint = int.from_bytes(data[-4:], "little")  # ISIZE: size mod 2**32; garbage if the file is cut
+    out = bytearray(hint if hint <= 100 * len(data) else 0)  # a hint only: the buffer grows if short
+    pos = 0
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    rest = data
+    truncated = False
     try:
-        return gzip.decompress(data)
-    except (EOFError, zlib.error, gzip.BadGzipFile):
-        # truncated gzip (file still being written or cut): keep what decompresses
-        try:
-            partial = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(data)
-        except zlib.error as e:
+        while True:
+            chunk = d.decompress(rest, _GUNZIP_CHUNK)
+            out[pos : pos + len(chunk)] = chunk
+            pos += len(chunk)
+            if d.eof:
+                rest = d.unused_data  # a further gzip member, or padding
+                if not rest.strip(b"\0"):
+                    break
+                d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+                continue
+            rest = d.unconsumed_tail
+            if not rest and not chunk:  # input ended before the stream did
+                truncated = True
+                break
+    except zlib.error as e:
+        if pos == 0:
             raise TraceDecodeError(f"the gzip stream is corrupt: {e}") from None
-        if not partial:
-            raise TraceDecodeError("the gzip stream is corrupt: nothing could be decompressed") from None
-        return partial + b"\0TRUNCATED-GZIP"
+        truncated = True
+    del out[pos:]
+    if truncated:
+        if not out:
+            raise TraceDecodeError("the gzip stream is corrupt: nothing could be decompressed")
+        out += b"\0TRUNCATED-GZIP"
+    return out
 
 
-def decode(data: bytes) -> DecodedTrace:
+def decode(data: bytes | bytearray) -> DecodedTrace:
     """Decode trace bytes. Tries the fast typed decode, then repairs, then salvage of a truncated file."""
     repairs: list[str] = []
     if data.endswith(b"\0TRUNCATED-GZIP"):
@@ -129,7 +154,7 @@ def decode(data: bytes) -> DecodedTrace:
 
 
 def _typed(data: bytes, repairs: list[str]) -> DecodedTrace:
-    start = data.lstrip()[:1]
+    start = data[:4096].lstrip()[:1]
     if start == b"[":
         events = _array_decoder.decode(data)
         return DecodedTrace(events, {}, [*repairs, "top-level JSON array (no metadata)"])
@@ -159,7 +184,7 @@ def _renormalised(data: bytes) -> bytes:
 def _salvage_truncated(data: bytes, repairs: list[str]) -> DecodedTrace | None:
     """A file cut short (crash, still being written): keep every complete event before the cut."""
     marker = data.find(b'"traceEvents"')
-    prefix_is_array = data.lstrip()[:1] == b"["
+    prefix_is_array = data[:4096].lstrip()[:1] == b"["
     if marker < 0 and not prefix_is_array:
         return None
     cut = len(data)

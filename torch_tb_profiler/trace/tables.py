@@ -93,6 +93,13 @@ def _raw_texts(raws: list[msgspec.Raw], strip_spaces: bool) -> list[str]:
     return ["" if t == "null" else t for t in texts]
 
 
+def _raws(events: list[Event]) -> list[msgspec.Raw]:
+    """The events' raw args; empties ``events`` (callers have taken every other field already)."""
+    raws = [e.args for e in events]
+    events.clear()
+    return raws
+
+
 def _base(events: list[Event]) -> dict[str, Any]:
     ts = _col([e.ts for e in events], np.float64)
     dur = np.maximum(_col([e.dur for e in events], np.float64), 0.0)
@@ -106,10 +113,10 @@ def _base(events: list[Event]) -> dict[str, Any]:
     }
 
 
-def _device_ids(args: list[Any], events: list[Event]) -> np.ndarray:
+def _device_ids(args: list[Any], pids: list[int | str]) -> np.ndarray:
     """args.device, else a numeric pid (Kineto writes device activities with pid = device)."""
     device = _col([a.device for a in args], np.int64)
-    pid = _col([e.pid if isinstance(e.pid, int) else -1 for e in events], np.int64)
+    pid = _col([p if isinstance(p, int) else -1 for p in pids], np.int64)
     return np.where(device >= 0, device, pid)
 
 
@@ -157,21 +164,26 @@ def build_tables(events: list[Event]) -> Tables:
         parts = by_kind[kind]
         return _pick(events, np.sort(np.concatenate(parts))) if parts else []
 
-    ops, comms = _ops_table(take(Kind.OP))
+    kinds = {kind: take(kind) for kind in Kind}
     memory_events = [e for e in _pick(events, _cat(memory_parts)) if e.name == MEMORY_EVENT_NAME]
+    flow_events = _pick(events, _cat(fwdbwd_parts))
     process_names, thread_names = _metadata(_pick(events, _cat(meta_parts)))
-    scaffold = [(e.name, e.ts, e.ts + e.dur) for e in take(Kind.SCAFFOLD)]
+    scaffold = [(e.name, e.ts, e.ts + e.dur) for e in kinds.pop(Kind.SCAFFOLD)]
+    # from here each kind's list alone holds its events: each table builder empties its list once it
+    # has what it needs, so the events (and then the file's text, held by their raw args) drain early
+    events.clear()
+    ops, comms = _ops_table(kinds.pop(Kind.OP))
     return Tables(
         ops=ops,
-        runtimes=_runtime_table(take(Kind.RUNTIME)),
-        device=_device_table(take(Kind.KERNEL), take(Kind.MEMCPY), take(Kind.MEMSET)),
-        gpu_annotations=_annotation_table(take(Kind.GPU_ANNOTATION)),
-        python=_python_table(take(Kind.PYTHON)),
+        runtimes=_runtime_table(kinds.pop(Kind.RUNTIME)),
+        device=_device_table(kinds.pop(Kind.KERNEL), kinds.pop(Kind.MEMCPY), kinds.pop(Kind.MEMSET)),
+        gpu_annotations=_annotation_table(kinds.pop(Kind.GPU_ANNOTATION)),
+        python=_python_table(kinds.pop(Kind.PYTHON)),
         memory=_memory_table(memory_events),
-        syncs=_sync_table(take(Kind.SYNC)),
-        others=_other_table(take(Kind.OTHER)),
+        syncs=_sync_table(kinds.pop(Kind.SYNC)),
+        others=_other_table(kinds.pop(Kind.OTHER)),
         comms=comms,
-        flow_points=_flow_table(_pick(events, _cat(fwdbwd_parts))),
+        flow_points=_flow_table(flow_events),
         counts=counts,
         unknown_categories=dict(unknown),
         process_names=process_names,
@@ -190,14 +202,15 @@ _CHUNK = 50_000  # ops' args are decoded in chunks: legacy "Call stack" strings 
 def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols = _base(events)
     cols["cat"] = _interned([OP_CATEGORY.get(e.cat.lower(), "cpu_op") for e in events])
+    raws = _raws(events)
     parts: dict[str, list[Any]] = {
         k: [] for k in ("ext_id", "seq", "fwd_tid", "input_dims", "input_types", "call_stack")
     }
     stacks: dict[str, str] = {}
     comm_rows: list[int] = []
     comm_args: list[A.OpArgs] = []
-    for lo in range(0, len(events), _CHUNK):
-        args = A.decode_batch([e.args for e in events[lo : lo + _CHUNK]], A.OpArgs)
+    for lo in range(0, len(raws), _CHUNK):
+        args = A.decode_batch(raws[lo : lo + _CHUNK], A.OpArgs)
         parts["ext_id"].append(_ext(args))
         parts["seq"].append(_col([a.seq for a in args], np.int64))
         parts["fwd_tid"].append(_col([a.fwd_tid for a in args], np.int64))
@@ -238,7 +251,7 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _runtime_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
     cols["cat"] = _interned([e.cat.lower() for e in events])
-    args = A.decode_batch([e.args for e in events], A.RuntimeArgs)
+    args = A.decode_batch(_raws(events), A.RuntimeArgs)
     cols["ext_id"] = _ext(args)
     corr = _col([a.corr for a in args], np.int64)
     cols["corr"] = np.where(corr >= 0, corr, _col([a.cid for a in args], np.int64))
@@ -249,12 +262,15 @@ _DEVICE_FLOATS = ("regs", "shmem", "blocks_per_sm", "warps_per_sm", "occupancy",
 
 
 def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Event]) -> pd.DataFrame:
-    events = kernels + memcpys + memsets
-    cols = _base(events)
     kinds = ["kernel"] * len(kernels) + ["memcpy"] * len(memcpys) + ["memset"] * len(memsets)
+    events = kernels + memcpys + memsets
+    for part in (kernels, memcpys, memsets):
+        part.clear()
+    cols = _base(events)
     cols["kind"] = _interned(kinds)
-    args = A.decode_batch([e.args for e in events], A.DeviceArgs)
-    cols["device"] = _device_ids(args, events)
+    pids = [e.pid for e in events]
+    args = A.decode_batch(_raws(events), A.DeviceArgs)
+    cols["device"] = _device_ids(args, pids)
     cols["stream"] = _col([a.stream for a in args], np.int64)
     cols["corr"] = _col([a.corr for a in args], np.int64)
     cols["ext_id"] = _ext(args)
@@ -274,8 +290,9 @@ def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Even
 
 def _annotation_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
-    args = A.decode_batch([e.args for e in events], A.AnnotationArgs)
-    cols["device"] = _device_ids(args, events)
+    pids = [e.pid for e in events]
+    args = A.decode_batch(_raws(events), A.AnnotationArgs)
+    cols["device"] = _device_ids(args, pids)
     cols["stream"] = _col([a.stream for a in args], np.int64)
     cols["ext_id"] = _ext(args)
     return pd.DataFrame(cols)
@@ -283,7 +300,7 @@ def _annotation_table(events: list[Event]) -> pd.DataFrame:
 
 def _python_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
-    args = A.decode_batch([e.args for e in events], A.PythonArgs)
+    args = A.decode_batch(_raws(events), A.PythonArgs)
     cols["py_id"] = _col([a.py_id for a in args], np.int64)
     cols["py_parent_id"] = _col([-1 if a.py_parent_id is None else a.py_parent_id for a in args], np.int64)
     cols["py_module_id"] = _col([a.py_module_id for a in args], np.int64)
@@ -309,7 +326,7 @@ def _memory_table(events: list[Event]) -> pd.DataFrame:
 
 def _sync_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
-    args = A.decode_batch([e.args for e in events], A.SyncArgs)
+    args = A.decode_batch(_raws(events), A.SyncArgs)
     cols["device"] = _col([a.device for a in args], np.int64)
     cols["stream"] = _col([a.stream for a in args], np.int64)
     cols["corr"] = _col([a.corr for a in args], np.int64)
