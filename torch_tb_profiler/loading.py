@@ -20,7 +20,7 @@ from typing import Any
 
 from torch_tb_profiler.discovery import Scanner, TraceFile
 from torch_tb_profiler.model import Profile
-from torch_tb_profiler.parse import load_job, load_profile
+from torch_tb_profiler.parse import load_job, load_profile, warm_up
 from torch_tb_profiler.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.views.common import HttpError, bad_request, not_found
 
@@ -66,6 +66,7 @@ class RunStore:
         self._inflight = 0
         cores = os.cpu_count() or 1
         workers = cores if processes is None else max(0, min(processes, cores))
+        self._workers = workers
         if workers == 0:
             self._pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="profiler-load")
         else:
@@ -79,6 +80,8 @@ class RunStore:
 
     # ---- lifecycle -------------------------------------------------------------------------------
     def start(self) -> RunStore:
+        for _ in range(self._workers):
+            self._pool.submit(warm_up)
         self._thread = threading.Thread(target=self._loop, name="profiler-scan", daemon=True)
         self._thread.start()
         return self

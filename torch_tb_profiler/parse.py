@@ -28,3 +28,8 @@ def load_job(path: str) -> Profile | str:
     except Exception as e:  # a bug of ours must not take the server down; report it on the file
         log.debug("load failed: %s", traceback.format_exc())
         return f"{type(e).__name__}: {e}"
+
+
+def warm_up() -> None:
+    """Submitted once per pool process at start: importing this module (numpy, pandas, msgspec) then
+    overlaps TensorBoard's own start-up instead of delaying the first trace."""
