@@ -16,7 +16,7 @@ from tests.fixtures.tensorboard_server import PREFIX, tensorboard
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis.trace_counters import bucket_size, counter_events
 from torch_tb_profiler.loading import load_profile
-from torch_tb_profiler.views.trace import with_counters
+from torch_tb_profiler.views.trace import _spliced, cached_trace, with_counters
 
 
 @pytest.mark.parametrize(
@@ -129,3 +129,29 @@ def test_trace_route_through_tensorboard(tmp_path: Path) -> None:
     assert {e["name"] for e in counters} == {"GPU 0 Utilization", "GPU 0 Est. SM Efficiency"}
     assert events[len(counters) :] == original
     assert status == 404 and "no worker 'nobody'" in body["error"]
+
+
+@pytest.mark.parametrize("size", [1, 7, 64, 1 << 20])
+def test_splice_across_chunk_boundaries(size: int) -> None:
+    counters = [{"ph": "C", "name": "c", "pid": 0, "ts": 1, "args": {"v": 1}}]
+    body = json.dumps(
+        {"deviceProperties": [{"name": "x" * 100}], "traceEvents": [{"ph": "X", "name": "a"}]}
+    ).encode()
+    chunks = iter([body[i : i + size] for i in range(0, len(body), size)])
+    assert json.loads(b"".join(_spliced(chunks, counters)))["traceEvents"] == [
+        *counters,
+        {"ph": "X", "name": "a"},
+    ]
+
+
+def test_cached_answer_is_reused_and_follows_changes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TORCH_PROFILER_TRACE_CACHE", str(tmp_path / "cache"))
+    source = tmp_path / "w.pt.trace.json"
+    source.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "a"}]}))
+    counters = [{"ph": "C", "name": "c", "pid": 0, "ts": 1, "args": {"v": 1}}]
+    first = cached_trace(str(source), counters)
+    assert cached_trace(str(source), counters) == first  # same answer file
+    source.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "b"}, {"ph": "X", "name": "c"}]}))
+    second = cached_trace(str(source), counters)
+    assert second != first
+    assert len(json.loads(gzip.decompress(second.read_bytes()))["traceEvents"]) == 3

@@ -1,54 +1,130 @@
-"""The Trace view's route: the trace file itself, with GPU counter tracks added, ready for Perfetto."""
+"""The Trace view's route: the trace file itself, with GPU counter tracks added, ready for Perfetto.
+
+The answer is written once per (file, size, mtime) into a gzip file in a cache folder, streaming the
+source in chunks (a 1 GB trace never sits in memory), and served from there with ``sendfile``-style
+streaming on later requests.
+"""
 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import os
 import posixpath
 import re
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO
 
 import msgspec
 from werkzeug.wrappers import Request, Response
+from werkzeug.wsgi import wrap_file
 
 from torch_tb_profiler.analysis.trace_counters import counter_events
 from torch_tb_profiler.loading import RunStore
-from torch_tb_profiler.trace.decode import read_bytes
 from torch_tb_profiler.views.common import HttpError, profile_param
 
 _EVENTS_ARRAY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_CHUNK = 16 << 20
+_KEEP_FILES = 8  # answers kept in the cache folder (oldest removed first)
+_lock = threading.Lock()
 
 
 def with_counters(data: bytes, counters: list[dict]) -> bytes:
     """The trace bytes with the counter events spliced in at the start of the event array."""
+    return b"".join(_spliced(iter([data]), counters))
+
+
+def _spliced(chunks: Iterator[bytes], counters: list[dict]) -> Iterator[bytes]:
+    """The chunks of a trace with the counters inserted after the opening bracket of its events."""
     if not counters:
-        return data
+        yield from chunks
+        return
     encoded = msgspec.json.encode(counters)[1:-1]  # the events without the surrounding brackets
-    match = _EVENTS_ARRAY.search(data)
-    if match is not None:
-        at = match.end()
-    elif data.lstrip()[:1] == b"[":  # a bare top-level event array
-        at = data.index(b"[") + 1
+    head = b""
+    for chunk in chunks:
+        head += chunk
+        match = _EVENTS_ARRAY.search(head)
+        stripped = head.lstrip()
+        if match is None and stripped[:1] != b"[" and len(head) < (64 << 20):
+            continue  # the key may be further on (metadata first)
+        if match is not None:
+            at = match.end()
+        elif stripped[:1] == b"[":  # a bare top-level event array
+            at = head.index(b"[") + 1
+        else:
+            yield head  # no event array found: serve as is
+            break
+        rest = head[at:].lstrip()
+        if not rest and len(head) - at < 4096:
+            continue  # can't tell yet whether the array is empty
+        separator = b"" if rest[:1] == b"]" else b","
+        yield head[:at] + encoded + separator
+        yield head[at:]
+        break
     else:
-        return data
-    rest = data[at:].lstrip()
-    separator = b"" if rest[:1] == b"]" else b","
-    return data[:at] + encoded + separator + data[at:]
+        if head:
+            yield head
+        return
+    yield from chunks
+
+
+def _source_chunks(path: str) -> Iterator[bytes]:
+    with open(path, "rb") as raw:
+        magic = raw.read(2)
+        raw.seek(0)
+        stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if magic == b"\x1f\x8b" else raw
+        while chunk := stream.read(_CHUNK):
+            yield chunk
+
+
+def _cache_dir() -> Path:
+    folder = Path(
+        os.environ.get("TORCH_PROFILER_TRACE_CACHE", Path(tempfile.gettempdir()) / "torch-tb-profiler-trace")
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+def cached_trace(source: str, counters: list[dict]) -> Path:
+    """The gzip answer for this source file, written on first use."""
+    st = os.stat(source)
+    key = hashlib.sha1(f"{source}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()
+    folder = _cache_dir()
+    target = folder / f"{key}.json.gz"
+    with _lock:
+        if target.exists():
+            os.utime(target)  # most recently used
+            return target
+        partial = folder / f"{key}.{os.getpid()}.partial"
+        with gzip.open(partial, "wb", compresslevel=1) as out:
+            for piece in _spliced(_source_chunks(source), counters):
+                out.write(piece)
+        os.replace(partial, target)
+        answers = sorted(folder.glob("*.json.gz"), key=lambda p: p.stat().st_mtime)
+        for old in answers[:-_KEEP_FILES]:
+            old.unlink(missing_ok=True)
+        return target
 
 
 def trace(request: Request, store: RunStore) -> Response:
     profile = profile_param(request, store)
     try:
-        data = read_bytes(profile.source)
-    except OSError as e:
+        path = cached_trace(profile.source, counter_events(profile))
+    except (OSError, EOFError) as e:
         raise HttpError(404, f"the trace file is no longer readable: {e}") from None
-    body = gzip.compress(with_counters(data, counter_events(profile)), compresslevel=1)
     name = posixpath.basename(profile.source)
     if name.endswith(".gz"):
         name = name[:-3]
     headers = {
         "Content-Disposition": f'attachment; filename="{name}.gz"',
         "X-Content-Type-Options": "nosniff",
+        "Content-Length": str(path.stat().st_size),
     }
-    return Response(body, mimetype="application/gzip", headers=headers)
+    body = wrap_file(request.environ, open(path, "rb"))  # noqa: SIM115 (closed by the WSGI server)
+    return Response(body, mimetype="application/gzip", headers=headers, direct_passthrough=True)
 
 
 ROUTES = {"/trace": trace}
