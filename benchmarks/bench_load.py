@@ -186,8 +186,8 @@ def print_results(results: list[dict[str, Any]]) -> None:
     for res in results:
         st = res["steps"]
         floor = st.get("floor", {}).get("seconds", {})
+        size = max((m["info"].get("bytes", 0) for m in st.values()), default=0)
         for s, m in st.items():
-            size = m["info"].get("bytes")
             rows.append(
                 [
                     Path(res["trace"]).name if s == next(iter(st)) else "",
