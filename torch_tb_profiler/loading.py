@@ -67,6 +67,7 @@ class RunStore:
         cores = os.cpu_count() or 1
         workers = cores if processes is None else max(0, min(processes, cores))
         self._workers = workers
+        self._warm: cf.Future[None] | None = None
         if workers == 0:
             self._pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="profiler-load")
         else:
@@ -80,8 +81,10 @@ class RunStore:
 
     # ---- lifecycle -------------------------------------------------------------------------------
     def start(self) -> RunStore:
-        for _ in range(self._workers):
-            self._pool.submit(warm_up)
+        if self._workers:
+            # one process imports while TensorBoard starts; loads wait for it, so a lone file does not
+            # start a second process (~100 MB) - more start on demand when several files wait
+            self._warm = self._pool.submit(warm_up)
         self._thread = threading.Thread(target=self._loop, name="profiler-scan", daemon=True)
         self._thread.start()
         return self
@@ -176,6 +179,8 @@ class RunStore:
             try:
                 assert self.location is not None
                 local = local_copy(self.location, f.info)
+                if self._warm is not None:
+                    self._warm.result()
                 outcome: Profile | str = self._pool.submit(load_job, local).result()
             except StorageError as e:  # a network blip or credentials: try again on the next scan
                 outcome, fetch_failed = str(e), True

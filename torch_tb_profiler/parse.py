@@ -31,5 +31,5 @@ def load_job(path: str) -> Profile | str:
 
 
 def warm_up() -> None:
-    """Submitted once per pool process at start: importing this module (numpy, pandas, msgspec) then
+    """Submitted to the pool at start: importing this module (numpy, pandas, msgspec) then
     overlaps TensorBoard's own start-up instead of delaying the first trace."""
