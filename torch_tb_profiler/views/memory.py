@@ -11,6 +11,7 @@ from typing import Any
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import memory as M
+from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.downsample import DEFAULT_MAX_POINTS
 from torch_tb_profiler.loading import RunStore
 from torch_tb_profiler.views.common import (
@@ -75,7 +76,10 @@ def events(request: Request, store: RunStore) -> dict:
 def stats(request: Request, store: RunStore) -> dict:
     profile = _profile_with_memory(request, store)
     start, end = _range(request)
-    return M.operator_stats(profile, _device(request, profile), start, end)
+    device = _device(request, profile)
+    # the same range is asked for again as the user pages and sorts: keep the answer for each range
+    key = f"views.memory.stats:{device}:{start}:{end}"
+    return memoized(profile, key, lambda: M.operator_stats(profile, device, start, end))
 
 
 ROUTES = {
