@@ -95,6 +95,7 @@ def test_bad_parameters_are_4xx_with_a_message(
 def test_index_page_is_served(tb: TensorBoard) -> None:
     with urllib.request.urlopen(f"{tb.url}/data/plugin/pytorch_profiler/index.html") as r:
         assert r.status == 200 and r.headers["Content-Type"].startswith("text/html")
+        assert "default-src 'self'" in r.headers["Content-Security-Policy"]
     status, _ = tb.get("../../../etc/passwd")
     assert status == 404
 
