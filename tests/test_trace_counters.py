@@ -149,9 +149,9 @@ def test_cached_answer_is_reused_and_follows_changes(tmp_path: Path, monkeypatch
     source = tmp_path / "w.pt.trace.json"
     source.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "a"}]}))
     counters = [{"ph": "C", "name": "c", "pid": 0, "ts": 1, "args": {"v": 1}}]
-    first = cached_trace(str(source), counters)
-    assert cached_trace(str(source), counters) == first  # same answer file
+    first = cached_trace(str(source), lambda: counters)
+    assert cached_trace(str(source), lambda: pytest.fail("recomputed")) == first  # same answer file
     source.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "b"}, {"ph": "X", "name": "c"}]}))
-    second = cached_trace(str(source), counters)
+    second = cached_trace(str(source), lambda: counters)
     assert second != first
     assert len(json.loads(gzip.decompress(second.read_bytes()))["traceEvents"]) == 3

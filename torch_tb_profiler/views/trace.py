@@ -14,7 +14,7 @@ import posixpath
 import re
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
 
@@ -88,8 +88,8 @@ def _cache_dir() -> Path:
     return folder
 
 
-def cached_trace(source: str, counters: list[dict]) -> Path:
-    """The gzip answer for this source file, written on first use."""
+def cached_trace(source: str, counters: Callable[[], list[dict]]) -> Path:
+    """The gzip answer for this source file, written on first use (``counters`` computed only then)."""
     st = os.stat(source)
     key = hashlib.sha1(f"{source}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()
     folder = _cache_dir()
@@ -100,7 +100,7 @@ def cached_trace(source: str, counters: list[dict]) -> Path:
             return target
         partial = folder / f"{key}.{os.getpid()}.partial"
         with gzip.open(partial, "wb", compresslevel=1) as out:
-            for piece in _spliced(_source_chunks(source), counters):
+            for piece in _spliced(_source_chunks(source), counters()):
                 out.write(piece)
         os.replace(partial, target)
         answers = sorted(folder.glob("*.json.gz"), key=lambda p: p.stat().st_mtime)
@@ -112,7 +112,7 @@ def cached_trace(source: str, counters: list[dict]) -> Path:
 def trace(request: Request, store: RunStore) -> Response:
     profile = profile_param(request, store)
     try:
-        path = cached_trace(profile.source, counter_events(profile))
+        path = cached_trace(profile.source, lambda: counter_events(profile))
     except (OSError, EOFError) as e:
         raise HttpError(404, f"the trace file is no longer readable: {e}") from None
     name = posixpath.basename(profile.source)
@@ -123,7 +123,7 @@ def trace(request: Request, store: RunStore) -> Response:
         "X-Content-Type-Options": "nosniff",
         "Content-Length": str(path.stat().st_size),
     }
-    body = wrap_file(request.environ, open(path, "rb"))  # noqa: SIM115 (closed by the WSGI server)
+    body = wrap_file(request.environ, open(path, "rb"), buffer_size=1 << 20)  # noqa: SIM115 (closed by the server)
     return Response(body, mimetype="application/gzip", headers=headers, direct_passthrough=True)
 
 
