@@ -70,17 +70,7 @@ def test_cpu_only_overview_has_no_gpu_sections(tmp_path: Path) -> None:
 
 def test_no_steps_no_crash(tmp_path: Path) -> None:
     b = TraceBuilder()
-    b.raw(
-        {
-            "ph": "X",
-            "cat": "Trace",
-            "name": "PyTorch Profiler (0)",
-            "ts": b.base_ts,
-            "dur": 0,
-            "pid": "Spans",
-            "tid": 1,
-        }
-    )
+    b.empty_profiler_span()
     p = load(b, tmp_path)
     assert breakdown.per_step(p).empty
     assert breakdown.average(p)["duration"] == 0

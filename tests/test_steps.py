@@ -105,16 +105,6 @@ def test_cpu_only_steps_keep_their_host_ranges(tmp_path: Path) -> None:
 
 def test_empty_profile_has_no_steps(tmp_path: Path) -> None:
     b = TraceBuilder()
-    b.raw(
-        {
-            "ph": "X",
-            "cat": "Trace",
-            "name": "PyTorch Profiler (0)",
-            "ts": b.base_ts,
-            "dur": 0,
-            "pid": "Spans",
-            "tid": 1,
-        }
-    )
+    b.empty_profiler_span()
     p = load(b, tmp_path)
     assert steps(p).empty and window(p) is None and device_steps(p) == []

@@ -28,6 +28,18 @@ def factorized(profile, table: str, column: str = "name") -> tuple[np.ndarray, n
     return memoized(profile, f"names.{table}.{column}", compute)
 
 
+def once_per_distinct(
+    names: pd.Series | np.ndarray | list[str], predicate: Callable[[str], bool]
+) -> np.ndarray:
+    """predicate(name) for every element of ``names``, evaluated once per distinct name."""
+    series = pd.Series(names, dtype=object)
+    if series.empty:
+        return np.zeros(0, dtype=bool)
+    codes, uniques = pd.factorize(series)
+    verdict = np.fromiter((bool(predicate(str(u))) for u in uniques), dtype=bool, count=len(uniques))
+    return verdict[codes]
+
+
 def mask(profile, table: str, predicate: Callable[[str], bool], column: str = "name") -> np.ndarray:
     """predicate(name) for every row of the table (evaluated once per distinct name)."""
     codes, uniques = factorized(profile, table, column)

@@ -28,6 +28,8 @@ import re
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.names import once_per_distinct
+
 _SIMT = re.compile(r"simt|ffma|sgemm|scudnn", re.IGNORECASE)
 
 _TC = re.compile(
@@ -68,12 +70,7 @@ def kernel_uses_tensor_cores(name: str) -> bool:
 
 def uses_tensor_cores(names: pd.Series | np.ndarray | list[str]) -> np.ndarray:
     """Vectorised ``kernel_uses_tensor_cores``: the rule runs once per distinct name."""
-    series = pd.Series(names, dtype=object)
-    if series.empty:
-        return np.zeros(0, dtype=bool)
-    codes, uniques = pd.factorize(series)
-    verdict = np.fromiter((kernel_uses_tensor_cores(str(n)) for n in uniques), dtype=bool, count=len(uniques))
-    return verdict[codes]
+    return once_per_distinct(names, kernel_uses_tensor_cores)
 
 
 # Operators autocast runs in reduced precision on CUDA (so they can use tensor cores).
@@ -124,9 +121,4 @@ def op_name_eligible(name: str) -> bool:
 
 
 def op_names_eligible(names: pd.Series | np.ndarray | list[str]) -> np.ndarray:
-    series = pd.Series(names, dtype=object)
-    if series.empty:
-        return np.zeros(0, dtype=bool)
-    codes, uniques = pd.factorize(series)
-    verdict = np.fromiter((op_name_eligible(str(n)) for n in uniques), dtype=bool, count=len(uniques))
-    return verdict[codes]
+    return once_per_distinct(names, op_name_eligible)
