@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import posixpath
 import sys
 from collections.abc import Sequence
@@ -108,26 +109,52 @@ def summarise(
     """Per-profile summaries; with ``comm``, also collects (run, span, worker summary) for every
     profile of a run/span that has several workers (for the ``distributed`` key)."""
     from torch_tb_profiler.analysis import distributed  # heavy imports only when there is work
-    from torch_tb_profiler.loading import load_profile
+    from torch_tb_profiler.parse_split import load_split
 
     group_size: dict[tuple[str, str], int] = {}
     for f in files:
         group_size[(f.run, f.span)] = group_size.get((f.run, f.span), 0) + 1
-    out = []
-    for f in files:
-        try:
-            local = local_copy(loc, f.info)
-            profile = load_profile(local, run=f.run, worker=f.worker, span=f.span)
-        except Exception as exc:  # a broken file is reported, never fatal
-            out.append(failed_summary(f.run, f.worker, f.span, f"cannot load {f.info.path}: {exc}"))
-            continue
-        out.append(profile_summary(profile, top))
-        if comm is not None and group_size[(f.run, f.span)] > 1:
+    out: list[dict[str, Any]] = []
+    helper = _Helper()
+    try:
+        for f in files:
             try:
-                comm.append((f.run, f.span, distributed.summarize_worker(f.worker, profile)))
-            except Exception as exc:  # reported on the profile, the rest of the summary stands
-                out[-1]["errors"].append(f"distributed: {type(exc).__name__}: {exc}")
+                local = local_copy(loc, f.info)
+                profile = load_split(
+                    local, helper.submit if helper.useful else None, run=f.run, worker=f.worker, span=f.span
+                )
+            except Exception as exc:  # a broken file is reported, never fatal
+                out.append(failed_summary(f.run, f.worker, f.span, f"cannot load {f.info.path}: {exc}"))
+                continue
+            out.append(profile_summary(profile, top))
+            if comm is not None and group_size[(f.run, f.span)] > 1:
+                try:
+                    comm.append((f.run, f.span, distributed.summarize_worker(f.worker, profile)))
+                except Exception as exc:  # reported on the profile, the rest of the summary stands
+                    out[-1]["errors"].append(f"distributed: {type(exc).__name__}: {exc}")
+    finally:
+        helper.close()
     return out
+
+
+class _Helper:
+    """A second process for the tail of big files (parse_split.py), started on first use."""
+
+    def __init__(self) -> None:
+        self._pool: Any = None
+        self.useful = (os.cpu_count() or 1) >= 2
+
+    def submit(self, fn: Any, *args: Any) -> Any:
+        if self._pool is None:
+            import concurrent.futures as cf
+            import multiprocessing
+
+            self._pool = cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        return self._pool.submit(fn, *args)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
 
 
 def render_text(profiles: list[dict[str, Any]]) -> str:

@@ -13,6 +13,7 @@ import logging
 import multiprocessing
 import os
 import posixpath
+import shutil
 import threading
 import time
 from dataclasses import dataclass, field
@@ -21,7 +22,9 @@ from typing import Any
 from torch_tb_profiler.discovery import Scanner, TraceFile
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.parse import load_job, load_profile, warm_up
+from torch_tb_profiler.parse_split import head_job, new_jobdir, tail_job, tail_start
 from torch_tb_profiler.storage import Location, StorageError, local_copy, resolve
+from torch_tb_profiler.trace import chunks
 from torch_tb_profiler.views.common import HttpError, bad_request, not_found
 
 __all__ = ["RunStore", "load_profile"]  # load_profile (parse.py): the one-file entry point, re-exported
@@ -181,7 +184,7 @@ class RunStore:
                 local = local_copy(self.location, f.info)
                 if self._warm is not None:
                     self._warm.result()
-                outcome: Profile | str = self._pool.submit(load_job, local).result()
+                outcome: Profile | str = self._parse(local)
             except StorageError as e:  # a network blip or credentials: try again on the next scan
                 outcome, fetch_failed = str(e), True
             except Exception as e:  # a broken pool
@@ -204,6 +207,20 @@ class RunStore:
             with self._idle:
                 self._inflight -= 1
                 self._idle.notify_all()
+
+    def _parse(self, local: str) -> Profile | str:
+        """A big file is split between two pool processes (parse_split.py); others take one."""
+        chunk = chunks.CHUNK_BYTES
+        first_tail = tail_start(local, chunk) if self._workers >= 2 else None
+        if first_tail is None:
+            return self._pool.submit(load_job, local).result()
+        jobdir = new_jobdir()
+        try:
+            head = self._pool.submit(head_job, local, jobdir, first_tail, chunk)
+            self._pool.submit(tail_job, local, jobdir, first_tail, chunk)
+            return head.result()
+        finally:
+            shutil.rmtree(jobdir, ignore_errors=True)
 
     # ---- queries (all answer from a consistent snapshot, without waiting on loads) ---------------
     def runs(self) -> list[dict[str, Any]]:

@@ -1,26 +1,86 @@
-"""One trace file -> Profile. Kept lean (trace + model only): the loading pool's processes import it."""
+"""One trace file -> Profile. Kept lean (trace + model only): the loading pool's processes import it.
+
+A big file is read as a stream of chunks (``trace/chunks.py``), each turned into tables before the next
+is read; anything the chunked reader cannot handle falls back to reading the whole file with the
+repairing decoder, so both roads give the same Profile.
+"""
 
 from __future__ import annotations
 
 import logging
 import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from torch_tb_profiler.model import Profile
-from torch_tb_profiler.model.build import build_profile
+from torch_tb_profiler.model.build import build_profile, profile_from_tables
+from torch_tb_profiler.trace.chunks import CHUNK_BYTES, NotChunkable, decoded_chunks, text_size
 from torch_tb_profiler.trace.decode import TraceDecodeError, decode, read_bytes
+from torch_tb_profiler.trace.tables import Tables, build_tables, concat_tables
 
 log = logging.getLogger(__name__)
 
 
-def load_profile(path: str, run: str = "", worker: str = "", span: str = "") -> Profile:
+def load_profile(
+    path: str, run: str = "", worker: str = "", span: str = "", chunk_bytes: int = CHUNK_BYTES
+) -> Profile:
     """Parse one local trace file into a Profile (raises TraceDecodeError when unreadable)."""
+    size = text_size(path)
+    if size is not None and size >= 2 * chunk_bytes:
+        try:
+            part = read_chunks(path, chunk_bytes)
+        except NotChunkable as e:
+            log.debug("%s: reading it whole (%s)", path, e)
+        else:
+            return part.profile(run, worker, span, path)
+    return load_whole(path, run, worker, span)
+
+
+def load_whole(path: str, run: str = "", worker: str = "", span: str = "") -> Profile:
+    """The whole file decoded at once, with every repair (see trace/decode.py)."""
     return build_profile(decode(read_bytes(path)), run=run, worker=worker, span=span, source=path)
 
 
-def load_job(path: str) -> Profile | str:
+@dataclass
+class TablesPart:
+    """Tables of a range of a file's chunks, with the metadata keys those chunks held."""
+
+    tables: list[Tables] = field(default_factory=list)
+    top: dict[str, Any] = field(default_factory=dict)
+    event_count: int = 0
+    reached_end: bool = False  # the range held the file's last chunk
+
+    def extend(self, other: TablesPart) -> None:
+        self.tables.extend(other.tables)
+        self.top.update(other.top)
+        self.event_count += other.event_count
+        self.reached_end = other.reached_end
+
+    def profile(self, run: str, worker: str, span: str, source: str) -> Profile:
+        tables = concat_tables(self.tables)
+        self.tables = []
+        return profile_from_tables(tables, self.top, [], self.event_count, run, worker, span, source)
+
+
+def read_chunks(
+    path: str, chunk_bytes: int = CHUNK_BYTES, first: int = 0, stop: int | None = None
+) -> TablesPart:
+    """Tables of chunks ``first`` .. ``stop - 1`` of the file (raises NotChunkable)."""
+    part = TablesPart()
+    for chunk in decoded_chunks(path, chunk_bytes, first, stop):
+        decoded = chunk.decoded
+        part.top.update(decoded.top)
+        part.event_count += len(decoded.events)
+        part.tables.append(build_tables(decoded.events))  # empties the list as it goes
+        part.reached_end = chunk.last
+    return part
+
+
+def load_job(path: str, reader: Callable[[str], Profile] = load_profile) -> Profile | str:
     """Runs in a pool process: a Profile, or the reason the file could not be read."""
     try:
-        return load_profile(path)
+        return reader(path)
     except TraceDecodeError as e:
         return str(e)
     except MemoryError:

@@ -25,7 +25,21 @@ def build_profile(decoded: DecodedTrace, run: str, worker: str, span: str, sourc
     events, decoded.events = decoded.events, []
     event_count = len(events)
     tables = build_tables(events)  # empties the list: events are released table by table
-    meta = _meta(decoded, tables, event_count=event_count)
+    return profile_from_tables(tables, decoded.top, decoded.repairs, event_count, run, worker, span, source)
+
+
+def profile_from_tables(
+    tables: Tables,
+    top: dict[str, Any],
+    repairs: list[str],
+    event_count: int,
+    run: str,
+    worker: str,
+    span: str,
+    source: str,
+) -> Profile:
+    """The model over a file's tables; ``top`` is its metadata keys, ``repairs`` what decoding fixed."""
+    meta = _meta(top, repairs, tables, event_count=event_count)
     ops, partial = _op_tree(tables.ops)
     meta.partial_overlaps = partial
     # rows of ops were re-ordered by the tree build: remap references into ops
@@ -62,8 +76,8 @@ def build_profile(decoded: DecodedTrace, run: str, worker: str, span: str, sourc
     )
 
 
-def _meta(decoded: DecodedTrace, tables: Tables, event_count: int) -> TraceMeta:
-    top: dict[str, Any] = dict(decoded.top)
+def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: int) -> TraceMeta:
+    top = dict(top)
     props = top.pop("deviceProperties", None) or []
     legacy = top.pop("computeProperties", None) or []
     if not props and legacy:  # a 2021 fixture spelling
@@ -92,7 +106,7 @@ def _meta(decoded: DecodedTrace, tables: Tables, event_count: int) -> TraceMeta:
         top_level=top,
         counts=tables.counts,
         unknown_categories=tables.unknown_categories,
-        warnings=list(decoded.repairs),
+        warnings=list(repairs),
         process_names=tables.process_names,
         thread_names=tables.thread_names,
         profiler_spans=tables.scaffold,

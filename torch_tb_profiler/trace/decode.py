@@ -153,6 +153,14 @@ def decode(data: bytes | bytearray) -> DecodedTrace:
     raise TraceDecodeError(f"not a valid trace: {error}")
 
 
+def decode_strict(data: bytes | bytearray) -> DecodedTrace:
+    """The typed decode alone, without repairs (msgspec errors propagate): a trace object, or a bare
+    array of events (no metadata)."""
+    if data[:4096].lstrip()[:1] == b"[":
+        return DecodedTrace(_array_decoder.decode(data), {}, [])
+    return _typed(data, [])
+
+
 def _typed(data: bytes, repairs: list[str]) -> DecodedTrace:
     start = data[:4096].lstrip()[:1]
     if start == b"[":

@@ -121,34 +121,22 @@ def _device_ids(args: list[Any], pids: list[int | str]) -> np.ndarray:
 
 
 def build_tables(events: list[Event]) -> Tables:
-
-    n = len(events)
-    ph_codes, _ph_values = pd.factorize(np.array([e.ph for e in events], dtype=object), sort=False)
-    cat_codes, cat_values = pd.factorize(np.array([e.cat for e in events], dtype=object), sort=False)
-    group = ph_codes.astype(np.int64) * (len(cat_values) + 1) + cat_codes
     counts: dict[str, int] = {}
     unknown: Counter[str] = Counter()
     by_kind: dict[Kind, list[np.ndarray]] = {k: [] for k in Kind}
     memory_parts: list[np.ndarray] = []
     fwdbwd_parts: list[np.ndarray] = []
     meta_parts: list[np.ndarray] = []
-    order = np.argsort(group, kind="stable") if n else np.empty(0, dtype=np.int64)
-    sorted_groups = group[order]
-    bounds = np.flatnonzero(np.diff(sorted_groups)) + 1 if n else np.empty(0, dtype=np.int64)
-    starts = np.concatenate(([0], bounds)) if n else np.empty(0, dtype=np.int64)
-    ends = np.concatenate((bounds, [n])) if n else np.empty(0, dtype=np.int64)
-    for lo, hi in zip(starts.tolist(), ends.tolist(), strict=True):
-        idx = order[lo:hi]
-        first = events[int(idx[0])]
-        ph, cat = first.ph, first.cat
-        counts[f"{ph}:{cat}" if cat else ph] = hi - lo
+    for ph, cat, idx in _groups(events):
+        size = len(idx)
+        counts[f"{ph}:{cat}" if cat else ph] = size
         lcat = cat.lower()
         if ph == "X":
             kind = CATEGORY_KINDS.get(lcat)
             if kind is None:
                 kind = Kind.OTHER
                 if lcat not in KNOWN_OTHER:
-                    unknown[cat or "(no category)"] += hi - lo
+                    unknown[cat or "(no category)"] += size
             by_kind[kind].append(idx)
         elif ph in ("i", "I"):
             memory_parts.append(idx)  # filtered by name below
@@ -190,6 +178,82 @@ def build_tables(events: list[Event]) -> Tables:
         thread_names=thread_names,
         scaffold=scaffold,
     )
+
+
+_FRAMES = (
+    "ops",
+    "runtimes",
+    "device",
+    "gpu_annotations",
+    "python",
+    "memory",
+    "syncs",
+    "others",
+    "flow_points",
+)
+
+
+def concat_tables(parts: list[Tables]) -> Tables:
+    """Tables of consecutive pieces of one file (in file order) -> the tables of the whole file."""
+    if len(parts) == 1:
+        return parts[0]
+    frames = {name: _concat_frames([getattr(p, name) for p in parts]) for name in _FRAMES}
+    comms = []
+    offset = 0
+    for p in parts:  # comms point at rows of ops: shift them past the earlier pieces' ops
+        comms.append(p.comms.assign(op=p.comms["op"].to_numpy() + offset))
+        offset += len(p.ops)
+    counts: Counter[str] = Counter()
+    unknown: Counter[str] = Counter()
+    process_names: dict[str, str] = {}
+    thread_names: dict[tuple[str, str], str] = {}
+    scaffold: list[tuple[str, float, float]] = []
+    for p in parts:
+        counts.update(p.counts)
+        unknown.update(p.unknown_categories)
+        process_names.update(p.process_names)  # a later event wins, as in one pass over the file
+        thread_names.update(p.thread_names)
+        scaffold.extend(p.scaffold)
+    return Tables(
+        **frames,
+        comms=_concat_frames(comms),
+        counts=dict(counts),
+        unknown_categories=dict(unknown),
+        process_names=process_names,
+        thread_names=thread_names,
+        scaffold=scaffold,
+    )
+
+
+def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    non_empty = [f for f in frames if len(f)]
+    if not non_empty:
+        return frames[0]
+    if len(non_empty) == 1:
+        return non_empty[0]
+    return pd.concat(non_empty, ignore_index=True)
+
+
+def _groups(events: list[Event]) -> list[tuple[str, str, np.ndarray]]:
+    """(ph, cat, rows in file order) for each distinct (ph, cat): one dict lookup per event (by cat)
+    then one phase check per category, which is far cheaper than factorizing both columns."""
+    by_cat: dict[str, list[int]] = {}
+    for i, e in enumerate(events):
+        try:
+            by_cat[e.cat].append(i)
+        except KeyError:
+            by_cat[e.cat] = [i]
+    out: list[tuple[str, str, np.ndarray]] = []
+    for cat, rows in by_cat.items():
+        idx = np.array(rows, dtype=np.int64)
+        phs = [e.ph for e in _pick(events, idx)]
+        distinct = set(phs)
+        if len(distinct) == 1:
+            out.append((phs[0], cat, idx))
+            continue
+        ph_col = np.array(phs, dtype=object)
+        out.extend((ph, cat, idx[ph_col == ph]) for ph in sorted(distinct))
+    return out
 
 
 def _cat(parts: list[np.ndarray]) -> np.ndarray:
