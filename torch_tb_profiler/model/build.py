@@ -5,6 +5,7 @@ The rules are written down in docs/architecture.md ("Links", "Op tree rule").
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -116,33 +117,38 @@ def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: 
 
 def _op_tree(ops: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     """Sort ops by thread then (ts, -dur) and give each its parent row and depth."""
-    ops = ops.assign(_orig=np.arange(len(ops)), _negdur=-ops["dur"].to_numpy())
-    ops = ops.sort_values(["pid", "tid", "ts", "_negdur"], kind="stable").drop(columns="_negdur")
-    ops = ops.reset_index(drop=True)
     n = len(ops)
+    pid_codes = pd.factorize(ops["pid"].to_numpy(), sort=True)[0].astype(np.int64)
+    tid_codes = pd.factorize(ops["tid"].to_numpy(), sort=True)[0].astype(np.int64)
+    # np.lexsort is stable and sorts by its last key first: pid, tid (as strings), ts, longest first
+    order = np.lexsort((-ops["dur"].to_numpy(), ops["ts"].to_numpy(), tid_codes, pid_codes))
+    ops = ops.take(order).reset_index(drop=True)
+    ops["_orig"] = order
+    thread = pid_codes[order] * (int(tid_codes.max(initial=0)) + 1) + tid_codes[order]
+    cuts = [0, *(np.flatnonzero(np.diff(thread)) + 1).tolist(), n]
     parent = [-1] * n
     depth = [0] * n
     partial = 0
     ts = ops["ts"].tolist()
     end = ops["end"].tolist()
-    thread = (ops["pid"] + "\x00" + ops["tid"]).tolist() if n else []
-    stack: list[int] = []
-    current = None
-    for i in range(n):
-        if thread[i] != current:
-            current = thread[i]
-            stack = []
-        start = ts[i]
-        while stack and start >= end[stack[-1]]:
-            stack.pop()
-        if stack and end[i] > end[stack[-1]] + ROUNDING_US:
-            partial += 1
-            while stack and end[i] > end[stack[-1]] + ROUNDING_US:
-                stack.pop()
-        if stack:
-            parent[i] = stack[-1]
-            depth[i] = len(stack)
-        stack.append(i)
+    for lo, hi in itertools.pairwise(cuts):
+        rows: list[int] = []  # the open events, outermost first, and their ends
+        ends: list[float] = []
+        for i in range(lo, hi):
+            start, stop = ts[i], end[i]
+            while ends and start >= ends[-1]:
+                ends.pop()
+                rows.pop()
+            if ends and stop > ends[-1] + ROUNDING_US:
+                partial += 1
+                while ends and stop > ends[-1] + ROUNDING_US:
+                    ends.pop()
+                    rows.pop()
+            if rows:
+                parent[i] = rows[-1]
+                depth[i] = len(rows)
+            rows.append(i)
+            ends.append(stop)
     ops["parent"] = np.asarray(parent, dtype=np.int64)
     ops["depth"] = np.asarray(depth, dtype=np.int64)
     return ops, partial
@@ -155,22 +161,23 @@ class EnclosingOp:
         self.ts = ops["ts"].to_numpy()
         self.end = ops["end"].to_numpy()
         self.parent = ops["parent"].to_numpy()
-        keys = (ops["pid"] + "\x00" + ops["tid"]).to_numpy(dtype=object) if len(ops) else np.empty(0, object)
+        pid, tid = ops["pid"].to_numpy(), ops["tid"].to_numpy()
         # ops are sorted by thread: each thread is one contiguous block of rows
-        self.threads: dict[str, tuple[int, int]] = {}
-        if len(keys):
-            change = np.flatnonzero(keys[1:] != keys[:-1]) + 1
-            starts = np.concatenate(([0], change))
-            stops = np.concatenate((change, [len(keys)]))
-            for lo, hi in zip(starts.tolist(), stops.tolist(), strict=True):
-                self.threads[keys[lo]] = (lo, hi)
+        self.threads: dict[tuple[str, str], tuple[int, int]] = {}
+        if len(pid):
+            change = np.flatnonzero((pid[1:] != pid[:-1]) | (tid[1:] != tid[:-1])) + 1
+            cuts = [0, *change.tolist(), len(pid)]
+            for lo, hi in itertools.pairwise(cuts):
+                self.threads[(pid[lo], tid[lo])] = (lo, hi)
 
     def find(self, pid: np.ndarray, tid: np.ndarray, t: np.ndarray) -> np.ndarray:
         result = np.full(len(t), -1, dtype=np.int64)
         if not len(t) or not self.threads:
             return result
-        keys = pd.Series(pid, dtype=object).astype(str) + "\x00" + pd.Series(tid, dtype=object).astype(str)
-        for key, rows in pd.Series(np.arange(len(t))).groupby(keys.to_numpy()).groups.items():
+        queries = pd.DataFrame(
+            {"pid": pd.Series(pid, dtype=object).astype(str), "tid": pd.Series(tid, dtype=object).astype(str)}
+        )
+        for key, rows in queries.groupby(["pid", "tid"], sort=False).indices.items():
             block = self.threads.get(key)
             if block is None:
                 continue
@@ -249,8 +256,10 @@ def _fwdbwd(points: pd.DataFrame, ops: pd.DataFrame, finder: EnclosingOp) -> pd.
 
 def _steps(ops: pd.DataFrame) -> pd.DataFrame:
     """Host ProfilerStep#N ranges in numeric order (device extension: analysis/steps.py)."""
-    numbers = ops["name"].str.extract(STEP_NAME, expand=False)
-    mask = numbers.notna().to_numpy()
-    steps = ops.loc[mask, ["name", "ts", "end"]].assign(number=numbers[mask].astype(np.int64).to_numpy())
+    names = ops["name"]
+    numbers = {name: int(m.group(1)) for name in pd.unique(names) if (m := STEP_NAME.match(name))}
+    mask = names.isin(list(numbers)).to_numpy()
+    steps = ops.loc[mask, ["name", "ts", "end"]]
+    steps = steps.assign(number=np.array([numbers[x] for x in steps["name"]], dtype=np.int64))
     steps = steps.drop_duplicates("number").sort_values("number", kind="stable").reset_index(drop=True)
     return steps[["number", "name", "ts", "end"]]

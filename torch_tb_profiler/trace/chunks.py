@@ -132,72 +132,112 @@ def decoded_chunks(
     """Decode chunks ``first`` .. ``stop - 1`` (``stop`` None: to the end of the file), in order.
 
     Chunk 0 carries the metadata keys before ``traceEvents``; the file's last chunk those after it."""
-    buf = bytearray()
-    base = 0  # text offset of buf[0]
+    text = _Text(
+        _prefetched(_text_pieces(path), depth=chunk_bytes // _INFLATE + 2), keep_from=first * chunk_bytes
+    )
     chunk = first
-    start: int | None = None  # offset in buf where the current chunk's first event (or chunk 0) starts
-    pieces = _prefetched(_text_pieces(path), depth=chunk_bytes // _INFLATE + 2)
-    exhausted = False
-    while True:
-        if not exhausted:
-            piece = next(pieces, None)
-            if piece is None:
-                exhausted = True
-            else:
-                if start is None and chunk > 0 and base + len(buf) + len(piece) <= chunk * chunk_bytes:
-                    base += len(piece)  # before the range this call decodes: skipped
-                    continue
-                buf += piece
-        if start is None:
-            start = 0 if chunk == 0 else _boundary_at_or_after(buf, chunk * chunk_bytes - base, exhausted)
-            if start is None:
-                if exhausted:
-                    return  # the range starts after the last boundary: nothing to decode
-                continue
-            if chunk > 0:
-                start += 1  # past the '}' ending the previous chunk's last event
-                start = buf.index(b"{", start)
-            del buf[:start]
-            base += start
-            start = 0
-        if stop is not None and chunk >= stop:
+    start = 0
+    if chunk > 0:
+        found = text.boundary(chunk * chunk_bytes)
+        if found is None:
+            return  # the range starts after the last boundary: nothing to decode
+        start = found[1]
+    while stop is None or chunk < stop:
+        found = text.boundary(max((chunk + 1) * chunk_bytes, start))
+        if found is None:
+            head = b"" if chunk == 0 else b'{"traceEvents":['
+            yield ChunkResult(_strict(text.take(start, None, head, b"")), last=True)
             return
-        end = _boundary_at_or_after(buf, (chunk + 1) * chunk_bytes - base, exhausted)
-        if end is None:
-            if not exhausted:
-                continue
-            yield ChunkResult(_decode_last(buf, chunk), last=True)
-            return
-        yield ChunkResult(_decode_inner(buf, end, chunk), last=False)
-        next_start = buf.index(b"{", end + 1)
-        del buf[:next_start]
-        base += next_start
+        brace, next_start = found
+        head, tail = (b"", b"]}") if chunk == 0 else (b"[", b"]")
+        yield ChunkResult(_strict(text.take(start, brace + 1, head, tail)), last=False)
+        start = next_start
         chunk += 1
 
 
-def _boundary_at_or_after(buf: bytearray, offset: int, exhausted: bool) -> int | None:
-    """Position of the '}' of the first event boundary at or after ``offset`` in ``buf``; None when the
-    text read so far does not reach one yet (or the file has none there)."""
-    if offset >= len(buf):
+_WINDOW = 1 << 16  # a boundary straddling two pieces is looked for in this much of each
+
+
+class _Text:
+    """The file's text as a queue of pieces, addressed by text offset; pieces before ``keep_from``
+    are dropped as they arrive, and those before the last ``take`` once it is done."""
+
+    def __init__(self, pieces: Iterator[bytes], keep_from: int) -> None:
+        self._source = pieces
+        self._pieces: list[bytes] = []
+        self._base = 0  # text offset of self._pieces[0]
+        self._end = 0  # text offset just past the last piece read
+        self._keep_from = keep_from
+        self._exhausted = False
+
+    def _more(self) -> bool:
+        for piece in self._source:
+            if self._end + len(piece) <= self._keep_from:  # wholly before the range wanted
+                self._end += len(piece)
+                self._base = self._end
+                continue
+            self._pieces.append(piece)
+            self._end += len(piece)
+            return True
+        self._exhausted = True
+        return False
+
+    def _locate(self, offset: int) -> tuple[int, int] | None:
+        """(piece index, offset in it) of a text offset, reading pieces as needed."""
+        while self._end <= offset:
+            if not self._more():
+                return None
+        pos = self._base
+        for i, piece in enumerate(self._pieces):
+            if offset < pos + len(piece):
+                return i, offset - pos
+            pos += len(piece)
         return None
-    m = _BOUNDARY.search(buf, max(offset, 0))
-    if m is None or (not exhausted and m.end() >= len(buf)):
-        return None
-    return m.start()
 
+    def boundary(self, offset: int) -> tuple[int, int] | None:
+        """Text offsets of the '}' and of the '{' of the first event boundary at or after ``offset``."""
+        located = self._locate(offset)
+        if located is None:
+            return None
+        i, local = located
+        while True:
+            piece = self._pieces[i]
+            pos = self._base + sum(len(p) for p in self._pieces[:i])
+            m = _BOUNDARY.search(piece, local)
+            if m is not None:
+                return pos + m.start(), pos + m.end() - 1
+            if i + 1 == len(self._pieces) and not self._more():
+                return None
+            lo = max(local, len(piece) - _WINDOW)
+            window = piece[lo:] + self._pieces[i + 1][:_WINDOW]
+            m = _BOUNDARY.search(window)
+            if m is not None and m.start() < len(piece) - lo:
+                return pos + lo + m.start(), pos + lo + m.end() - 1
+            i, local = i + 1, 0
 
-def _decode_inner(buf: bytearray, end: int, chunk: int) -> DecodedTrace:
-    """Events up to the '}' at ``end``: chunk 0 still holds the object's head, so it gets closed."""
-    with memoryview(buf) as text:
-        data = b"".join((text[: end + 1], b"]}") if chunk == 0 else (b"[", text[: end + 1], b"]"))
-    return _strict(data)
-
-
-def _decode_last(buf: bytearray, chunk: int) -> DecodedTrace:
-    """The file's last chunk: its events, the end of the array and the metadata keys after it."""
-    with memoryview(buf) as text:
-        data = bytes(text) if chunk == 0 else b"".join((b'{"traceEvents":[', text))
-    return _strict(data)
+    def take(self, start: int, stop: int | None, head: bytes, tail: bytes) -> bytes:
+        """``head`` + text[start:stop] + ``tail`` in one copy (stop None: to the end of the file);
+        the text before ``stop`` is dropped."""
+        if stop is None:
+            while self._more():
+                pass
+            stop = self._end
+        parts: list[bytes | memoryview] = [head]
+        pos = self._base
+        keep: list[bytes] = []
+        for piece in self._pieces:
+            lo, hi = max(start - pos, 0), min(stop - pos, len(piece))
+            if lo < hi:
+                parts.append(memoryview(piece)[lo:hi] if (lo, hi) != (0, len(piece)) else piece)
+            if pos + len(piece) > stop:
+                keep.append(piece)
+            else:
+                self._base = pos + len(piece)
+            pos += len(piece)
+        parts.append(tail)
+        data = b"".join(parts)
+        self._pieces = keep
+        return data
 
 
 def _strict(data: bytes) -> DecodedTrace:
