@@ -8,14 +8,17 @@ Steps, each run in a fresh Python process so that its peak RSS is that process's
 - ``typed``: gunzip + msgspec decode into typed Structs holding only ph/cat/name/ts/dur/pid/tid with
   ``args`` kept raw, gc off: what a well-chosen decode costs (performance.md's reference design).
 - ``ours``: ``torch_tb_profiler.loading.load_profile(path)`` until it returns a Profile (imports
-  excluded; they are timed apart as ``import_s``).
+  excluded; they are timed apart as ``import_s``): one process, chunk by chunk.
+- ``ours2``: ``parse_split.load_split(path, helper.submit)``: the same file read by this process and one
+  helper process started (and its imports done) before the clock starts, as the server's pool does.
+  Its "tree peak" is the two processes together.
 
 Time is wall clock inside the child around the step; peak RSS is the child's ``ru_maxrss`` (its own
 and that of any process it waited for, whichever is larger) and the summed RSS of its process tree
 sampled every 50 ms. Rounds cycle through the steps so that machine noise spreads over all of them.
 
 Usage:
-    python benchmarks/bench_load.py TRACE [TRACE ...] [--runs 3] [--steps gunzip,floor,typed,ours]
+    python benchmarks/bench_load.py TRACE [TRACE ...] [--runs 3] [--steps gunzip,floor,typed,ours,ours2]
                                     [--json-out FILE]
 """
 
@@ -36,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO, fmt, machine, print_table, ratio, summary, write_json
 from proctree import TreeSampler
 
-STEPS = ("gunzip", "floor", "typed", "ours")
+STEPS = ("gunzip", "floor", "typed", "ours", "ours2")
 CHILD_TIMEOUT_S = 900
 INFO_KEYS = ("_rows", "bytes", "events")
 CHUNK = 1 << 24
@@ -108,21 +111,41 @@ def step_ours(path: str) -> dict[str, Any]:
     return info
 
 
+def step_ours2(path: str, helper: Any) -> dict[str, Any]:
+    from torch_tb_profiler.parse_split import load_split
+
+    profile = load_split(path, helper.submit)
+    return {f"{t}_rows": len(getattr(profile, t)) for t in ("ops", "runtimes", "device", "memory")}
+
+
 def child(step: str, path: str) -> None:
     t_imp = time.perf_counter()
+    helper = None
     if step == "ours":
-        import torch_tb_profiler.loading  # noqa: F401
+        import torch_tb_profiler.loading
+    elif step == "ours2":  # a started helper process, as the server's pool has one
+        import concurrent.futures as cf
+        import multiprocessing
+
+        import torch_tb_profiler.parse_split  # noqa: F401
+        from torch_tb_profiler.parse import warm_up
+
+        helper = cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        helper.submit(warm_up).result()
     elif step == "floor":
         import simdjson  # noqa: F401
     elif step == "typed":
         import typed_floor  # noqa: F401
     import_s = time.perf_counter() - t_imp
-    fn = {"gunzip": step_gunzip, "floor": step_floor, "typed": step_typed, "ours": step_ours}[step]
+    fn = {"gunzip": step_gunzip, "floor": step_floor, "typed": step_typed, "ours": step_ours}.get(step)
     t0 = time.perf_counter()
-    info = fn(path)
+    info = fn(path) if fn is not None else step_ours2(path, helper)
     seconds = time.perf_counter() - t0
     own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    if helper is not None:
+        helper.shutdown()  # its peak is in RUSAGE_CHILDREN only once it has been waited for
+        kids = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     out = {"step": step, "seconds": seconds, "import_s": import_s, "maxrss_kb": max(own, kids), **info}
     sys.stdout.write("BENCH " + json.dumps(out) + "\n")
     sys.stdout.flush()
@@ -195,11 +218,12 @@ def print_results(results: list[dict[str, Any]]) -> None:
                     s,
                     fmt(m["seconds"], unit=" s"),
                     fmt(m["peak_rss_mb"], digits=0, unit=" MB"),
+                    fmt(m["tree_peak_rss_mb"], digits=0, unit=" MB"),
                     ratio(m["seconds"], floor),
                     "; ".join(m["errors"])[:80],
                 ]
             )
-    print_table(["trace", "JSON", "step", "time", "peak RSS", "x floor", "errors"], rows)
+    print_table(["trace", "JSON", "step", "time", "peak RSS", "tree peak", "x floor", "errors"], rows)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -122,3 +124,39 @@ def test_unusable_logdir_is_a_scan_error_not_a_crash() -> None:
         store.scan_once()  # retried every scan, still no exception
     finally:
         store.close()
+
+
+MAIN_SCRIPT = """
+import os, sys, time
+if __name__ == "__mp_main__":  # what a spawned child would run if it re-ran this file
+    open(os.environ["MARKER"], "w").close()
+if __name__ == "__main__":
+    from torch_tb_profiler.loading import RunStore
+    store = RunStore(sys.argv[1], processes=1, settle_seconds=0).start()
+    store.scan_once()
+    assert store.wait_idle(120)
+    runs = store.runs()
+    store.close()
+    assert __file__ == sys.argv[2], "__main__.__file__ is restored"
+    print(runs[0]["state"])
+"""
+
+
+def test_pool_processes_do_not_rerun_the_main_script(tmp_path: Path) -> None:
+    """Under TensorBoard the main script is the ``tensorboard`` console script: a pool process that
+    re-ran it would import TensorBoard (a second and 50 MB) before its first job."""
+    _trace(tmp_path / "logdir" / "run" / "w.pt.trace.json")
+    script = tmp_path / "main_script.py"
+    script.write_text(MAIN_SCRIPT)
+    marker = tmp_path / "reran"
+    env = dict(os.environ, MARKER=str(marker), PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    out = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "logdir"), str(script)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "ready"
+    assert not marker.exists()

@@ -9,13 +9,16 @@ failed file is retried when it changes. Requests only read snapshots and are nev
 from __future__ import annotations
 
 import concurrent.futures as cf
+import contextlib
 import logging
 import multiprocessing
 import os
 import posixpath
 import shutil
+import sys
 import threading
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -87,7 +90,7 @@ class RunStore:
         if self._workers:
             # one process imports while TensorBoard starts; loads wait for it, so a lone file does not
             # start a second process (~100 MB) - more start on demand when several files wait
-            self._warm = self._pool.submit(warm_up)
+            self._warm = self._submit(warm_up)
         self._thread = threading.Thread(target=self._loop, name="profiler-scan", daemon=True)
         self._thread.start()
         return self
@@ -182,8 +185,6 @@ class RunStore:
             try:
                 assert self.location is not None
                 local = local_copy(self.location, f.info)
-                if self._warm is not None:
-                    self._warm.result()
                 outcome: Profile | str = self._parse(local)
             except StorageError as e:  # a network blip or credentials: try again on the next scan
                 outcome, fetch_failed = str(e), True
@@ -208,16 +209,24 @@ class RunStore:
                 self._inflight -= 1
                 self._idle.notify_all()
 
+    def _submit(self, fn: Any, *args: Any) -> cf.Future[Any]:
+        """Submit to the pool; a process it starts meanwhile does not re-run TensorBoard's main script."""
+        with _main_script_hidden():
+            return self._pool.submit(fn, *args)
+
     def _parse(self, local: str) -> Profile | str:
         """A big file is split between two pool processes (parse_split.py); others take one."""
         chunk = chunks.CHUNK_BYTES
         first_tail = tail_start(local, chunk) if self._workers >= 2 else None
         if first_tail is None:
-            return self._pool.submit(load_job, local).result()
+            if self._warm is not None:
+                self._warm.result()  # a lone file does not start a second process while the first warms
+            return self._submit(load_job, local).result()
+        # a split file wants two processes anyway: submitting now starts the second one at once
         jobdir = new_jobdir()
         try:
-            head = self._pool.submit(head_job, local, jobdir, first_tail, chunk)
-            self._pool.submit(tail_job, local, jobdir, first_tail, chunk)
+            head = self._submit(head_job, local, jobdir, first_tail, chunk)
+            self._submit(tail_job, local, jobdir, first_tail, chunk)
             return head.result()
         finally:
             shutil.rmtree(jobdir, ignore_errors=True)
@@ -300,6 +309,29 @@ class RunStore:
     def _require_run(self, run: str) -> None:
         if not any(r == run for (r, _w, _s) in self._index):
             raise not_found(f"no run named '{run}'")
+
+
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _main_script_hidden() -> Iterator[None]:
+    """A ``spawn`` child runs the parent's ``__main__`` file again (as ``__mp_main__``) before its job.
+    Under TensorBoard that file is the ``tensorboard`` console script, whose imports cost a pool process
+    about a second and 50 MB; our jobs need nothing from it. Processes start synchronously inside
+    ``submit``, so hiding ``__main__.__file__`` around it is enough (the lock makes it safe across our
+    dispatch threads; nothing else reads it at run time)."""
+    main = sys.modules.get("__main__")
+    with _MAIN_LOCK:
+        path = getattr(main, "__file__", None)
+        if main is None or path is None or getattr(main, "__spec__", None) is not None:
+            yield
+            return
+        del main.__file__
+        try:
+            yield
+        finally:
+            main.__file__ = path
 
 
 def _run_summary(name: str, states: list[FileState], loc: Location) -> dict[str, Any]:
