@@ -114,10 +114,11 @@ def _write_text(path: Path, text: str) -> Path:
     return path
 
 
-def test_boundary_inside_nested_objects_falls_back(tmp_path: Path) -> None:
-    """An args list of objects has '}, {' inside an event: a chunk cut there does not decode."""
+def _nested_args_trace(events: int, nested_from: int) -> TraceBuilder:
+    """Ops whose args (from op ``nested_from`` on) hold a list of objects: '}, {' inside an event."""
     b = TraceBuilder()
-    for i in range(30):
+    for i in range(events):
+        args: dict[str, Any] = {"Nested": [{"a": j} for j in range(40)]} if i >= nested_from else {}
         b.raw(
             {
                 "ph": "X",
@@ -127,9 +128,15 @@ def test_boundary_inside_nested_objects_falls_back(tmp_path: Path) -> None:
                 "tid": 1,
                 "ts": i * 10,
                 "dur": 5,
-                "args": {"Nested": [{"a": j} for j in range(40)]},
+                "args": args,
             }
         )
+    return b
+
+
+def test_boundary_inside_nested_objects_falls_back(tmp_path: Path) -> None:
+    """An args list of objects has '}, {' inside an event: a chunk cut there does not decode."""
+    b = _nested_args_trace(events=30, nested_from=0)
     path = b.write(tmp_path / "nested.pt.trace.json")
     with pytest.raises(NotChunkable):
         list(decoded_chunks(str(path), chunk_bytes=700))
@@ -216,21 +223,7 @@ def test_head_reads_the_tail_itself_when_the_tail_never_starts(busy: Path) -> No
 
 def test_tail_that_fails_is_read_by_the_head(tmp_path: Path) -> None:
     """The tail's chunks do not decode (nested objects there): it says so and the head reads the file whole."""
-    b = TraceBuilder()
-    for i in range(200):
-        args: dict[str, Any] = {"Nested": [{"a": j} for j in range(40)]} if i > 150 else {}
-        b.raw(
-            {
-                "ph": "X",
-                "cat": "cpu_op",
-                "name": f"op{i}",
-                "pid": 1,
-                "tid": 1,
-                "ts": i * 10,
-                "dur": 5,
-                "args": args,
-            }
-        )
+    b = _nested_args_trace(events=200, nested_from=151)
     path = str(b.write(tmp_path / "w.pt.trace.json"))
     size = text_size(path)
     assert size is not None
