@@ -260,7 +260,13 @@ def pick_profile(base: str, run: str) -> tuple[str, str | None]:
 
 
 def bench_server(
-    plugin: Plugin, case: Case, timeout: float, requests: int, route_budget: float, log_dir: Path
+    plugin: Plugin,
+    case: Case,
+    timeout: float,
+    requests: int,
+    route_budget: float,
+    log_dir: Path,
+    pause: float = 0.0,
 ) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -276,7 +282,7 @@ def bench_server(
         )
         try:
             with TreeSampler(proc.pid) as sampler:
-                _drive(plugin, base, t0, timeout, requests, route_budget, proc, sampler, res)
+                _drive(plugin, base, t0, timeout, requests, route_budget, proc, sampler, res, pause)
                 res["peak_rss_mb"] = sampler.peak / 2**20
                 res["hwm_sum_mb"] = sampler.hwm_sum / 2**20
                 res["at_peak_mb"] = sorted(
@@ -301,6 +307,7 @@ def _drive(
     proc: subprocess.Popen,
     sampler: TreeSampler,
     res: dict[str, Any],
+    pause: float = 0.0,
 ) -> None:
     """Steps 2-4 of the module docstring; fills ``res``, raises BenchError on failure."""
     deadline = t0 + timeout
@@ -335,6 +342,7 @@ def _drive(
         if time.perf_counter() > deadline:
             raise BenchError(f"overview not answering after {timeout:.0f} s: {status} {str(data)[:200]}")
         time.sleep(POLL_S)
+    time.sleep(pause)  # a user reading the overview before opening another view
     res["routes"] = {}
     for label, route in plugin.routes.items():
         path = with_params(route, run=run, worker=worker, span=span)
@@ -515,6 +523,12 @@ def main(argv: list[str] | None = None) -> int:
         "--route-budget", type=float, default=20, help="stop repeating a route after this many seconds"
     )
     ap.add_argument("--timeout", type=float, default=600, help="seconds per TensorBoard run")
+    ap.add_argument(
+        "--pause",
+        type=float,
+        default=0.0,
+        help="seconds between the overview and the other routes (a user reading it)",
+    )
     ap.add_argument("--no-floor", action="store_true", help="skip the parse floor")
     ap.add_argument("--load", action="store_true", help="also time load_profile in-process (bench_load)")
     ap.add_argument("--json-out", type=Path)
@@ -536,7 +550,7 @@ def main(argv: list[str] | None = None) -> int:
             for r in range(a.runs):
                 order = plugins if r % 2 == 0 else list(reversed(plugins))
                 for p in order:
-                    res = bench_server(p, case, a.timeout, a.requests, a.route_budget, a.log_dir)
+                    res = bench_server(p, case, a.timeout, a.requests, a.route_budget, a.log_dir, a.pause)
                     rounds[p.name].append(res)
                     _say(r, res)
                 if not a.no_floor:

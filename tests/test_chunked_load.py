@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.fixtures.paths import shared_trace
-from tests.fixtures.trace_builder import TraceBuilder
+from tests.fixtures.trace_builder import TraceBuilder, busy_trace
 from torch_tb_profiler import parse_split
 from torch_tb_profiler.loading import RunStore
 from torch_tb_profiler.model import Profile
@@ -44,26 +44,9 @@ def assert_same(a: Profile, b: Profile) -> None:
     assert vars(a.meta) == vars(b.meta)
 
 
-def _busy_trace(path: Path, steps: int = 40, style: str = "modern") -> Path:
-    """Every kind of event, repeated over many steps so that the text spans many small chunks."""
-    b = TraceBuilder(style=style, device_properties=[{"id": 0, "name": "GPU A"}, {"id": 1, "name": "GPU B"}])
-    t = 0.0
-    for s in range(steps):
-        b.step(s + 1, t, 900)
-        outer = b.op("aten::linear", t + 10, 500, input_dims=[[8, 16], [16, 16]])
-        inner = b.op("aten::mm", t + 20, 300)
-        b.launch(f"gemm_{s % 3}", t + 30, 5, t + 400, 50, ext_id=inner)
-        b.memory(t + 25, 4096, addr=s, total_allocated=4096 * (s + 1), total_reserved=1 << 20)
-        b.fwdbwd(s, t + 10, t + 600)
-        b.op("aten::relu", t + 600, 100)
-        b.memcpy("Memcpy HtoD", t + 700, 20, corr=90_000 + s, nbytes=1 << 20, ext_id=outer)
-        t += 1000
-    return b.write(path)
-
-
 @pytest.fixture(params=["modern", "legacy"])
 def busy(request: pytest.FixtureRequest, tmp_path: Path) -> Path:
-    return _busy_trace(tmp_path / "w.pt.trace.json.gz", style=request.param)
+    return busy_trace(tmp_path / "w.pt.trace.json.gz", style=request.param)
 
 
 def test_chunk_rule_cuts_between_events_only(busy: Path) -> None:
@@ -148,7 +131,7 @@ def test_boundary_inside_nested_objects_falls_back(tmp_path: Path) -> None:
     ["truncated_gzip", "array", "bare_na", "cut_text"],
 )
 def test_files_needing_repair_fall_back_with_their_warnings(tmp_path: Path, damage: str) -> None:
-    path = _busy_trace(tmp_path / "w.pt.trace.json")
+    path = busy_trace(tmp_path / "w.pt.trace.json")
     text = path.read_text()
     if damage == "truncated_gzip":
         data = gzip.compress(text.encode())
@@ -167,7 +150,7 @@ def test_files_needing_repair_fall_back_with_their_warnings(tmp_path: Path, dama
 
 
 def test_several_gzip_members_read_as_one_text(tmp_path: Path) -> None:
-    path = _busy_trace(tmp_path / "w.pt.trace.json")
+    path = busy_trace(tmp_path / "w.pt.trace.json")
     data = path.read_bytes()
     cut = len(data) // 2
     multi = tmp_path / "multi.pt.trace.json.gz"
@@ -240,7 +223,7 @@ def test_tail_that_fails_is_read_by_the_head(tmp_path: Path) -> None:
 
 def test_runstore_splits_a_big_file_between_two_processes(tmp_path: Path, monkeypatch) -> None:
     """Through the server's pool: small chunks force the split."""
-    path = _busy_trace(tmp_path / "logdir" / "run" / "w.pt.trace.json.gz", steps=60)
+    path = busy_trace(tmp_path / "logdir" / "run" / "w.pt.trace.json.gz", steps=60)
     old = time.time() - 60
     os.utime(path, (old, old))
     size = text_size(str(path))

@@ -22,6 +22,7 @@ from werkzeug.wrappers import Request, Response
 from torch_tb_profiler.loading import DEFAULT_INTERVAL_S, RunStore
 from torch_tb_profiler.views import VIEW_MODULES
 from torch_tb_profiler.views.common import Handler, HttpError, error_response, json_response
+from torch_tb_profiler.warmup import Warmer
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,11 @@ def collect_routes() -> dict[str, Handler]:
     return routes
 
 
-def wsgi_app(handler: Handler, store: RunStore) -> Callable[..., Any]:
+def wsgi_app(
+    handler: Handler, store: RunStore, served: Callable[[Request], None] | None = None
+) -> Callable[..., Any]:
+    """The handler as a WSGI app; ``served(request)`` is told of each successful answer."""
+
     @Request.application
     def app(request: Request) -> Response:
         try:
@@ -62,6 +67,11 @@ def wsgi_app(handler: Handler, store: RunStore) -> Callable[..., Any]:
         except Exception as e:  # a bug of ours: say so, keep serving
             log.exception("route %s failed", request.path)
             return error_response(500, f"internal error in {request.path}: {type(e).__name__}: {e}")
+        if served is not None:
+            try:
+                served(request)
+            except Exception:  # a hook's failure never costs the user the answer
+                log.exception("after %s", request.path)
         if isinstance(data, Response):
             return data
         return json_response(data, request=request)
@@ -110,10 +120,17 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
         self.store = RunStore(logdir, interval=interval, processes=int(processes) if processes else None)
         self.store.start()
         self._routes = collect_routes()
+        self._warmer = Warmer(self.store, self._routes)
+
+    def _overview_served(self, request: Request) -> None:
+        """The user is looking at this profile: warm its other views in the background."""
+        span = request.args.get("span") or None
+        self._warmer.request(request.args.get("run", ""), request.args.get("worker", ""), span)
 
     def get_plugin_apps(self) -> dict[str, Callable[..., Any]]:
         apps: dict[str, Callable[..., Any]] = {
-            path: wsgi_app(h, self.store) for path, h in self._routes.items()
+            path: wsgi_app(h, self.store, self._overview_served if path == "/overview" else None)
+            for path, h in self._routes.items()
         }
         files = static_app(STATIC_DIR)
         apps["/index.html"] = files

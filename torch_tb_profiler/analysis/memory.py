@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.downsample import DEFAULT_MAX_POINTS, downsample_indices
 from torch_tb_profiler.trace.schema import DEVICE_TYPE_NAMES
 
@@ -69,9 +70,10 @@ _CACHE_KEY = "memory.prepared"
 
 
 def _prepare(profile: Any) -> _Prepared:
-    cached = profile.cache.get(_CACHE_KEY)
-    if cached is not None:
-        return cached
+    return memoized(profile, _CACHE_KEY, lambda: _prepared(profile))
+
+
+def _prepared(profile: Any) -> _Prepared:
     mem: pd.DataFrame = profile.memory
     ops: pd.DataFrame = profile.ops
     ts = mem["ts"].to_numpy(np.float64)
@@ -93,7 +95,7 @@ def _prepare(profile: Any) -> _Prepared:
         operator = np.where(mem_op >= 0, to_operator[np.maximum(mem_op, 0)], -1)
     else:  # no ops at all: no record has an operator
         operator = np.full(ts.size, -1, dtype=np.int64)
-    prepared = _Prepared(
+    return _Prepared(
         devices=dict(sorted(devices.items(), key=lambda kv: (_device_rank(kv[1]), kv[0]))),
         ts=ts,
         nbytes=mem["bytes"].to_numpy(np.float64),
@@ -105,8 +107,6 @@ def _prepare(profile: Any) -> _Prepared:
         op_parent=ops["parent"].to_numpy(np.int64),
         is_operator=is_op,
     )
-    profile.cache[_CACHE_KEY] = prepared
-    return prepared
 
 
 def _device_rank(dev: _Device) -> tuple[int, int, int]:

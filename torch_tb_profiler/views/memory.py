@@ -32,10 +32,13 @@ def _profile_with_memory(request: Request, store: RunStore) -> Any:
 
 
 def _device(request: Request, profile: Any) -> str | None:
+    """The requested device, else the first one (as the frontend picks it: one cache key for both)."""
+    labels = [d["device"] for d in M.devices(profile)]
     device = request.args.get("device") or None
-    if device is not None and device not in {d["device"] for d in M.devices(profile)}:
-        known = ", ".join(d["device"] for d in M.devices(profile))
-        raise bad_request(f"no memory records for device '{device}'; devices: {known}")
+    if device is None:
+        return labels[0] if labels else None
+    if device not in labels:
+        raise bad_request(f"no memory records for device '{device}'; devices: {', '.join(labels)}")
     return device
 
 
