@@ -6,6 +6,8 @@
 
 from __future__ import annotations
 
+import threading
+
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import distributed as D
@@ -14,6 +16,7 @@ from torch_tb_profiler.views.common import int_param, not_found, param
 
 _RECENT_JOBS = 4
 _recent: dict[tuple, tuple[list[D.WorkerComm], dict]] = {}
+_recent_lock = threading.Lock()
 
 
 def job(request: Request, store: RunStore) -> dict:
@@ -27,15 +30,17 @@ def job(request: Request, store: RunStore) -> dict:
     # each profile is reduced to a compact summary (memoized on it) before the job is analysed
     max_rounds = int_param(request, "max_rounds", 200, lo=0, hi=100_000)
     workers = [D.summarize_worker(p.worker, p) for p in profiles]
-    # worker summaries are memoized on their profiles, so identical objects mean an identical job
+    # worker summaries are memoized on their profiles, so identical objects mean an identical job;
+    # one job at a time: the background warm-up (warmup.py) and a request may ask for the same one
     key = (tuple(id(w) for w in workers), max_rounds)
-    hit = _recent.get(key)
-    if hit is not None and all(a is b for a, b in zip(hit[0], workers, strict=True)):
-        return hit[1]
-    result = D.analyze_job(workers, max_rounds)
-    _recent[key] = (workers, result)
-    while len(_recent) > _RECENT_JOBS:
-        _recent.pop(next(iter(_recent)))
+    with _recent_lock:
+        hit = _recent.get(key)
+        if hit is not None and all(a is b for a, b in zip(hit[0], workers, strict=True)):
+            return hit[1]
+        result = D.analyze_job(workers, max_rounds)
+        _recent[key] = (workers, result)
+        while len(_recent) > _RECENT_JOBS:
+            _recent.pop(next(iter(_recent)))
     return result
 
 
