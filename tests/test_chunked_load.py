@@ -238,3 +238,22 @@ def test_runstore_splits_a_big_file_between_two_processes(tmp_path: Path, monkey
         store.close()
     assert_same(got, load_whole(str(path), "run", "w", got.span))
     assert store.runs()[0]["state"] == "ready"
+
+
+def test_job_folders_left_by_a_killed_server_are_swept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(parse_split.tempfile, "tempdir", str(tmp_path))
+    stale = tmp_path / "torch-tb-profiler-split-old"
+    fresh = tmp_path / "torch-tb-profiler-split-busy"
+    other = tmp_path / "someone-else"
+    for d in (stale, fresh, other):
+        d.mkdir()
+        (d / "tail.pickle").write_bytes(b"x")
+    old = time.time() - parse_split.STALE_S - 60
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    made = Path(parse_split.new_jobdir())
+    assert made.parent == tmp_path and made.exists()
+    assert not stale.exists(), "a day-old job folder is removed"
+    assert fresh.exists() and other.exists(), "a running job's folder and foreign folders stay"

@@ -116,8 +116,27 @@ def _tail(path: str, jobdir: str, first: int, chunk_bytes: int, patience: float)
     return read_chunks(path, chunk_bytes, first=first)
 
 
+_PREFIX = "torch-tb-profiler-split-"
+STALE_S = 24 * 3600  # no job lasts this long: older folders were left by a killed server
+
+
 def new_jobdir() -> str:
-    return tempfile.mkdtemp(prefix="torch-tb-profiler-")
+    """A fresh job folder; folders a killed server left behind (they may hold a tail's pickled
+    tables, tens of MB) are removed on the way."""
+    root = tempfile.gettempdir()
+    now = time.time()
+    try:
+        names = [n for n in os.listdir(root) if n.startswith(_PREFIX)]
+    except OSError:
+        names = []
+    for name in names:
+        path = os.path.join(root, name)
+        try:
+            if now - os.path.getmtime(path) > STALE_S:
+                shutil.rmtree(path, ignore_errors=True)
+        except OSError:
+            pass
+    return tempfile.mkdtemp(prefix=_PREFIX)
 
 
 def load_split(
