@@ -102,20 +102,17 @@ def step_ours(path: str) -> dict[str, Any]:
     # imports were done (and timed) before the clock started; see child()
     from torch_tb_profiler.loading import load_profile
 
-    profile = load_profile(path)
-    info: dict[str, Any] = {}
-    for table in ("ops", "runtimes", "device", "memory"):
-        df = getattr(profile, table, None)
-        if df is not None:
-            info[f"{table}_rows"] = len(df)
-    return info
+    return _rows(load_profile(path))
+
+
+def _rows(profile: Any) -> dict[str, Any]:
+    return {f"{t}_rows": len(getattr(profile, t)) for t in ("ops", "runtimes", "device", "memory")}
 
 
 def step_ours2(path: str, helper: Any) -> dict[str, Any]:
     from torch_tb_profiler.parse_split import load_split
 
-    profile = load_split(path, helper.submit)
-    return {f"{t}_rows": len(getattr(profile, t)) for t in ("ops", "runtimes", "device", "memory")}
+    return _rows(load_split(path, helper.submit))
 
 
 def child(step: str, path: str) -> None:

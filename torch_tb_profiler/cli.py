@@ -116,12 +116,13 @@ def summarise(
         group_size[(f.run, f.span)] = group_size.get((f.run, f.span), 0) + 1
     out: list[dict[str, Any]] = []
     helper = _Helper()
+    two_cores = (os.cpu_count() or 1) >= 2  # a big file's tail goes to a second process
     try:
         for f in files:
             try:
                 local = local_copy(loc, f.info)
                 profile = load_split(
-                    local, helper.submit if helper.useful else None, run=f.run, worker=f.worker, span=f.span
+                    local, helper.submit if two_cores else None, run=f.run, worker=f.worker, span=f.span
                 )
             except Exception as exc:  # a broken file is reported, never fatal
                 out.append(failed_summary(f.run, f.worker, f.span, f"cannot load {f.info.path}: {exc}"))
@@ -142,7 +143,6 @@ class _Helper:
 
     def __init__(self) -> None:
         self._pool: Any = None
-        self.useful = (os.cpu_count() or 1) >= 2
 
     def submit(self, fn: Any, *args: Any) -> Any:
         if self._pool is None:

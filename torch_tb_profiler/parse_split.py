@@ -80,12 +80,17 @@ def _write_atomic(jobdir: str, name: str, data: bytes) -> None:
 
 def head_job(path: str, jobdir: str, first_tail: int, chunk_bytes: int = CHUNK_BYTES) -> Profile | str:
     """Runs in the head process: the whole file's Profile, or why it could not be read (``load_job``)."""
+    return load_job(path, lambda p: _head_or_whole(p, jobdir, first_tail, chunk_bytes))
+
+
+def _head_or_whole(path: str, jobdir: str, first_tail: int, chunk_bytes: int) -> Profile:
+    """The head's chunks joined with the tail's; a file the chunked reader refuses is read whole."""
     try:
         return _head(path, jobdir, first_tail, chunk_bytes)
     except NotChunkable as e:
         log.debug("%s: reading it whole (%s)", path, e)
     _claim(jobdir, "head")  # a tail that has not started yet need not
-    return load_job(path, load_whole)
+    return load_whole(path)
 
 
 def _head(path: str, jobdir: str, first_tail: int, chunk_bytes: int) -> Profile:
@@ -155,11 +160,7 @@ def load_split(
     jobdir = new_jobdir()
     try:
         submit(tail_job, path, jobdir, first_tail, chunk_bytes)
-        try:
-            profile = _head(path, jobdir, first_tail, chunk_bytes)
-        except NotChunkable:
-            _claim(jobdir, "head")
-            return load_whole(path, run, worker, span)
+        profile = _head_or_whole(path, jobdir, first_tail, chunk_bytes)
         profile.run, profile.worker, profile.span = run, worker, span
         return profile
     finally:

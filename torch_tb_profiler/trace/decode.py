@@ -156,14 +156,18 @@ def decode(data: bytes | bytearray) -> DecodedTrace:
 def decode_strict(data: bytes | bytearray) -> DecodedTrace:
     """The typed decode alone, without repairs (msgspec errors propagate): a trace object, or a bare
     array of events (no metadata)."""
-    if data[:4096].lstrip()[:1] == b"[":
+    if _is_array(data):
         return DecodedTrace(_array_decoder.decode(data), {}, [])
     return _typed(data, [])
 
 
+def _is_array(data: bytes | bytearray) -> bool:
+    """The text is a bare array of events rather than a trace object."""
+    return data[:4096].lstrip()[:1] == b"["
+
+
 def _typed(data: bytes, repairs: list[str]) -> DecodedTrace:
-    start = data[:4096].lstrip()[:1]
-    if start == b"[":
+    if _is_array(data):
         events = _array_decoder.decode(data)
         return DecodedTrace(events, {}, [*repairs, "top-level JSON array (no metadata)"])
     obj = _object_decoder.decode(data)
@@ -192,7 +196,7 @@ def _renormalised(data: bytes) -> bytes:
 def _salvage_truncated(data: bytes, repairs: list[str]) -> DecodedTrace | None:
     """A file cut short (crash, still being written): keep every complete event before the cut."""
     marker = data.find(b'"traceEvents"')
-    prefix_is_array = data[:4096].lstrip()[:1] == b"["
+    prefix_is_array = _is_array(data)
     if marker < 0 and not prefix_is_array:
         return None
     cut = len(data)
