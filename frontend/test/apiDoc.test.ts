@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { normalizeNames, normalizeRuns } from "../src/api/runs";
+import { readAggregate, readEvent, readPlace, readSearch, readTracks, readWindowJson } from "../src/timeline/api";
 import { readDistributed } from "../src/views/Distributed";
 import { readKernelRows } from "../src/views/Kernel";
 import { readCurve, readDevices, readEvents, readStats } from "../src/views/Memory";
@@ -77,5 +78,37 @@ describe("docs/api.md examples through the readers", () => {
     expect(d.roundCount).toBe(2);
     expect(d.rounds[0]).toMatchObject({ collective: "all_reduce", group: "0", seq: 0, step: "1", lastWorker: "rank1", wait: 100, ranks: 2 });
     expect(d.groups[0]).toMatchObject({ name: "0", description: "default_pg", backend: "cuda:nccl", size: 2, ranks: "0, 1" });
+  });
+  it("timeline", () => {
+    const t = readTracks(example("timeline/tracks"));
+    expect(t).toMatchObject({ start: 1700000000000.0, end: 1700000123456.0, eventCount: 120345, moved: 3 });
+    expect(t.groups.map((g) => g.id)).toEqual(["p:1234", "d:0"]);
+    expect(t.tracks[0]).toMatchObject({ id: 0, group: "p:1234", kind: "thread", rows: 9, extraRows: 1, moved: 3 });
+    expect(t.tracks[2]).toMatchObject({ id: 9, kind: "counter", unit: "ratio", max: 1 });
+    expect(t.steps[0]).toMatchObject({ number: 5, start: 1700000000100.0, end: 1700000010100.0 });
+    const w = readWindowJson(example("timeline?"));
+    expect(w).toMatchObject({ start: 1, end: 2, px: 2000, resolution: 0.0005, count: 2 });
+    expect(w.names[w.name[1] ?? 0]).toBe("12 events");
+    expect([...w.cnt]).toEqual([1, 12]);
+    expect([...w.row]).toEqual([17, -1]);
+    expect(w.kinds[w.kind[0] ?? 0]).toBe("op");
+    expect([...(w.counters.get(9)?.values ?? [])]).toEqual([0.5, 0.7]);
+    const e = readEvent(example("timeline/event"));
+    expect(e).toMatchObject({ id: "dev:12", kind: "dev", name: "volta_sgemm_128x64_nn", category: "kernel", track: 5, start: 1.5, dur: 120, self: null });
+    expect(e.args).toContainEqual(["grid", "[80, 1, 1]"]);
+    expect(e.args).toContainEqual(["correlation", "3412"]);
+    expect(e.links[0]).toMatchObject({ relation: "launched by", id: "rt:40", name: "cudaLaunchKernel", track: 0, depth: 4, start: 1.2, dur: 5 });
+  });
+  it("timeline search, longest and aggregate (documented inline)", () => {
+    const s = readSearch({ query: "mm", total: 1234, truncated: true, matches: [{ id: "op:1", track: 0, depth: 2, start_us: 5, dur_us: 1, name: "aten::mm" }] });
+    expect(s).toMatchObject({ total: 1234, truncated: true });
+    expect(s.matches[0]).toMatchObject({ id: "op:1", track: 0, depth: 2, start: 5, dur: 1, name: "aten::mm" });
+    expect(readPlace({ id: "dev:3", track: 5, depth: 0, start_us: 7, dur_us: 2, name: "k" })).toMatchObject({ id: "dev:3", start: 7, dur: 2 });
+    const a = readAggregate({ start_us: 1, end_us: 2, events: 321, rows: [{ name: "aten::mm", count: 2, total_us: 10, self_us: null, mean_us: 5 }] });
+    expect(a.events).toBe(321);
+    expect(a.rows[0]).toMatchObject({ name: "aten::mm", count: 2, total: 10, self: null, mean: 5 });
+    // every field readSearch/readAggregate use is named in docs/api.md
+    for (const field of ['"query"', '"total"', '"truncated"', '"matches"', '"events"', '"rows"', '"total_us"', '"self_us"', '"mean_us"'])
+      expect(doc.slice(doc.indexOf("### `timeline/search")), field).toContain(field);
   });
 });

@@ -75,3 +75,24 @@ export function Stat({ label, value, title, testId, raw }: { label: string; valu
     </div>
   );
 }
+
+/** A table cell's name with a "Show in timeline" action (the Trace view zooms onto its longest event).
+ * The button's label is CSS content, so the cell's text stays the name alone. */
+export function TimelineLink({ name, onShow }: { name: string; onShow: (name: string) => void }): ReactNode {
+  return (
+    <span className="tl-cell">
+      <span className="tl-cell-name">{name}</span>
+      <button
+        type="button"
+        className="tl-show"
+        data-testid="show-in-timeline"
+        title="Show the longest of these in the timeline (Trace view)"
+        aria-label={`Show ${name} in the timeline`}
+        onClick={(e) => {
+          e.stopPropagation();
+          onShow(name);
+        }}
+      />
+    </span>
+  );
+}

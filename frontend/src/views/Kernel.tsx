@@ -1,5 +1,5 @@
 import { type ReactNode, useMemo } from "react";
-import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
+import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { fileSlug } from "../lib/csv";
@@ -67,8 +67,17 @@ export function readKernelRows(data: unknown): KernelRow[] {
   return list.map(readKernelRow);
 }
 
-function columnsFor(rows: KernelRow[], detailed: boolean): Column<KernelRow>[] {
-  const cols: Column<KernelRow>[] = [{ id: "name", header: "Kernel", kind: "text", value: (r) => r.name, width: "minmax(260px, 5fr)" }];
+function columnsFor(rows: KernelRow[], detailed: boolean, show: (name: string) => void): Column<KernelRow>[] {
+  const cols: Column<KernelRow>[] = [
+    {
+      id: "name",
+      header: "Kernel",
+      kind: "text",
+      value: (r) => r.name,
+      width: "minmax(260px, 5fr)",
+      render: (r) => <TimelineLink name={r.name} onShow={show} />,
+    },
+  ];
   if (detailed) {
     cols.push(
       { id: "operator", header: "Operator", kind: "text", value: (r) => r.operator ?? "", width: "minmax(160px, 2fr)" },
@@ -108,7 +117,11 @@ export function KernelView(p: ViewProps): ReactNode {
   const grouped = useApi<unknown>(p.api, "kernels", { ...base, group_by: detailed ? "name_op_launch" : "name" });
   const nameRows = useMemo(() => (byName.data === undefined ? null : readKernelRows(byName.data)), [byName.data]);
   const rows = useMemo(() => (grouped.data === undefined ? null : readKernelRows(grouped.data)), [grouped.data]);
-  const columns = useMemo(() => columnsFor(rows ?? [], detailed), [rows, detailed]);
+  const setState = p.setState;
+  const columns = useMemo(
+    () => columnsFor(rows ?? [], detailed, (name) => setState({ view: "Trace", find: `kernel:${name}`, sel: null, t0: null, t1: null }, true)),
+    [rows, detailed, setState],
+  );
 
   // The route's tensor_core_share (0..1) is the reference; the table's split is the fallback.
   const tcShare = num(byName.data, "tensor_core_share");

@@ -1,5 +1,5 @@
 import { type ReactNode, useMemo } from "react";
-import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
+import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { PathRules, StackFrames } from "../components/StackFrames";
@@ -61,7 +61,7 @@ export interface StackGroup {
   deviceTotal: number | null;
 }
 
-function readFrames(v: unknown): Frame[] {
+export function readFrames(v: unknown): Frame[] {
   if (typeof v === "string") return parseStack(v);
   return arr(v).map((f) => {
     if (typeof f === "string") return parseFrame(f);
@@ -107,8 +107,10 @@ function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: 
   );
 }
 
-export function operatorColumns(withDevice: boolean, withShape: boolean): Column<OpRow>[] {
-  const cols: Column<OpRow>[] = [{ id: "name", header: "Operator", kind: "text", value: (r) => r.name }];
+export function operatorColumns(withDevice: boolean, withShape: boolean, show?: (name: string) => void): Column<OpRow>[] {
+  const cols: Column<OpRow>[] = [
+    { id: "name", header: "Operator", kind: "text", value: (r) => r.name, ...(show ? { render: (r: OpRow) => <TimelineLink name={r.name} onShow={show} /> } : {}) },
+  ];
   if (withShape)
     cols.push({ id: "input_shape", header: "Input shape", kind: "text", value: (r) => r.inputShape ?? "", width: "minmax(160px, 2fr)" });
   cols.push({ id: "calls", header: "Calls", kind: "count", value: (r) => r.calls });
@@ -147,7 +149,14 @@ export function OperatorView(p: ViewProps): ReactNode {
   const nameRows = useMemo(() => (byName.data === undefined ? null : readRows(byName.data)), [byName.data]);
   const rows = useMemo(() => (grouped.data === undefined ? null : readRows(grouped.data)), [grouped.data]);
   const withDevice = useMemo(() => (nameRows ?? []).some((r) => r.deviceTotal > 0), [nameRows]);
-  const columns = useMemo(() => operatorColumns(withDevice, groupBy === "name_input_shape"), [withDevice, groupBy]);
+  const setState = p.setState;
+  const columns = useMemo(
+    () =>
+      operatorColumns(withDevice, groupBy === "name_input_shape", (name) =>
+        setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true),
+      ),
+    [withDevice, groupBy, setState],
+  );
 
   const err = byName.error ?? grouped.error;
   if (err) return <ErrorBox error={err} what="the operators" />;

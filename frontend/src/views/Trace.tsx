@@ -1,33 +1,463 @@
-import type { ReactNode } from "react";
-import { Section } from "../components/common";
+import { type ReactNode, useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { ApiError } from "../api/client";
+import { Empty, ErrorBox, Loading, Section } from "../components/common";
+import { type Column, DataTable } from "../components/DataTable";
+import { PathRules, StackFrames } from "../components/StackFrames";
 import { fileSlug } from "../lib/csv";
+import { formatCount } from "../lib/format";
+import { useTheme } from "../lib/theme";
+import { useApi } from "../lib/useApi";
+import {
+  type TlAggRow,
+  type TlEvent,
+  type TlPlace,
+  type TlSearch,
+  type TlTracks,
+  readAggregate,
+  readEvent,
+  readPlace,
+  readSearch,
+  readTracks,
+} from "../timeline/api";
+import { TimelineController } from "../timeline/controller";
+import { decodeWindow } from "../timeline/decode";
+import { type Range, formatTime } from "../timeline/nav";
 import { type ViewProps, profileParams } from "./types";
 
-/** Until the streaming timeline lands: download the trace, with GPU counter tracks added, for Perfetto. */
+/** `find` values other views link with: `kernel:<name>`, `op:<name>` or `any:<name>`. */
+export function parseFind(find: string | undefined): { kind: string; name: string } | null {
+  if (!find) return null;
+  const at = find.indexOf(":");
+  const kind = at > 0 ? find.slice(0, at) : "";
+  if (kind === "kernel" || kind === "op" || kind === "any") return { kind, name: find.slice(at + 1) };
+  return { kind: "any", name: find };
+}
+
+/** A relative time for the address: µs with at most 3 decimals. */
+const urlTime = (t: number) => String(Math.round(t * 1000) / 1000);
+
+/** The test hook: where events are drawn, what is under a point (client coordinates). */
+export interface TimelineHook {
+  locate(id: string): { x: number; y: number } | null;
+  hitTest(x: number, y: number): { id: string | null; name: string; count: number } | null;
+  view(): Range;
+}
+
+declare global {
+  interface Window {
+    __timeline?: TimelineHook;
+  }
+}
+
 export function TraceView(p: ViewProps): ReactNode {
-  const href = p.api.url("trace", profileParams(p));
-  const name = `${fileSlug(p.run, p.worker, p.span)}.pt.trace.json.gz`;
+  const base = profileParams(p);
+  const tracks = useApi<unknown>(p.api, "timeline/tracks", base);
+  const data = useMemo(() => (tracks.data === undefined ? null : readTracks(tracks.data)), [tracks.data]);
+  const exportHref = p.api.url("trace", base);
+  const exportName = `${fileSlug(p.run, p.worker, p.span)}.pt.trace.json.gz`;
+  const exportLink = (
+    <a className="btn" href={exportHref} download={exportName} data-testid="trace-download" title="Download the trace (with GPU counter tracks) for Perfetto or chrome://tracing">
+      Export
+    </a>
+  );
+  if (tracks.error)
+    return (
+      <>
+        <ErrorBox error={tracks.error} what="the timeline" />
+        <p>{exportLink}</p>
+      </>
+    );
+  if (!data) return <Loading what="the timeline" />;
+  if (data.eventCount === 0 && data.tracks.length === 0)
+    return (
+      <Empty title="This profile has no events to show">
+        <p>{exportLink}</p>
+      </Empty>
+    );
+  return <Timeline p={p} tracks={data} exportLink={exportLink} />;
+}
+
+const AGG_COLUMNS: Column<TlAggRow>[] = [
+  { id: "name", header: "Name", kind: "text", value: (r) => r.name },
+  { id: "count", header: "Count", kind: "count", value: (r) => r.count },
+  { id: "total", header: "Total", kind: "duration", value: (r) => r.total, tooltip: "Whole durations of the events overlapping the range" },
+  { id: "self", header: "Self", kind: "duration", value: (r) => r.self, tooltip: "Host events only" },
+  { id: "mean", header: "Mean", kind: "duration", value: (r) => r.mean },
+];
+
+function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; exportLink: ReactNode }): ReactNode {
+  const theme = useTheme();
+  const base = useMemo(() => profileParams(p), [p.run, p.worker, p.span]);
+  const rootRef = useRef<HTMLDivElement>(null);
+  const mainRef = useRef<HTMLCanvasElement>(null);
+  const rulerRef = useRef<HTMLCanvasElement>(null);
+  const miniRef = useRef<HTMLCanvasElement>(null);
+  const tipRef = useRef<HTMLDivElement>(null);
+  const ctlRef = useRef<TimelineController | null>(null);
+  const setStateRef = useRef(p.setState);
+  setStateRef.current = p.setState;
+
+  const [selId, setSelId] = useState<string | null>(p.state.sel ?? null);
+  const [range, setRange] = useState<Range | null>(null);
+  const [rangeMode, setRangeMode] = useState(false);
+  const [status, setStatus] = useState<{ state: string; error: Error | null }>({ state: "loading", error: null });
+  const [query, setQuery] = useState("");
+  const [found, setFound] = useState<{ answer: TlSearch | null; error: Error | null; busy: boolean }>({ answer: null, error: null, busy: false });
+  const [k, setK] = useState(-1);
+  const [highlightAll, setHighlightAll] = useState(false);
+  const [findError, setFindError] = useState<string>("");
+  /** reveal the selected event once its details arrive (a link from elsewhere, not a click on it) */
+  const revealNext = useRef<boolean>(!!p.state.sel && !p.state.t0);
+
+  const select = useCallback((id: string | null) => {
+    setSelId(id);
+    setStateRef.current({ sel: id });
+  }, []);
+
+  // the controller lives as long as the view
+  useEffect(() => {
+    const root = rootRef.current;
+    const main = mainRef.current;
+    const ruler = rulerRef.current;
+    const minimap = miniRef.current;
+    const tooltip = tipRef.current;
+    if (!root || !main || !ruler || !minimap || !tooltip) return;
+    const t0 = Number(p.state.t0);
+    const t1 = Number(p.state.t1);
+    const initial = p.state.t0 !== undefined && p.state.t1 !== undefined && Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0 ? { t0, t1 } : null;
+    let timer = 0;
+    const fetchWindow = async (start: number, end: number, px: number, signal: AbortSignal) => {
+      const url = p.api.url("timeline", { ...base, start_us: start, end_us: end, px, format: "bin" });
+      const res = await fetch(url, { signal });
+      if (!res.ok) {
+        const text = await res.text();
+        let msg = text.slice(0, 300) || res.statusText;
+        try {
+          const j: unknown = JSON.parse(text);
+          if (j && typeof j === "object" && "error" in j && typeof j.error === "string") msg = j.error;
+        } catch {
+          // not JSON: the text itself
+        }
+        throw new ApiError(res.status, msg, url);
+      }
+      return decodeWindow(await res.arrayBuffer());
+    };
+    const ctl = new TimelineController(
+      tracks,
+      { root, main, ruler, minimap, tooltip },
+      fetchWindow,
+      {
+        onView: (v) => {
+          window.clearTimeout(timer);
+          timer = window.setTimeout(() => setStateRef.current({ t0: urlTime(v.t0), t1: urlTime(v.t1) }), 120);
+        },
+        onSelect: (id) => select(id),
+        onRange: (r) => setRange(r),
+        onState: (state, error) => setStatus({ state, error }),
+      },
+      document.documentElement.dataset.theme === "dark",
+      initial,
+    );
+    ctlRef.current = ctl;
+    if (!initial) setStateRef.current({ t0: urlTime(ctl.view.t0), t1: urlTime(ctl.view.t1) });
+    const hook: TimelineHook = {
+      locate: (id) => ctl.locate(id),
+      hitTest: (x, y) => {
+        const r = main.getBoundingClientRect();
+        const h = ctl.hitTest(x - r.left, y - r.top);
+        return h ? { id: h.id, name: h.name, count: h.count } : null;
+      },
+      view: () => ctl.view,
+    };
+    window.__timeline = hook;
+    ctl.redraw();
+    return () => {
+      window.clearTimeout(timer);
+      ctl.destroy();
+      ctlRef.current = null;
+      if (window.__timeline === hook) delete window.__timeline;
+    };
+    // one controller per profile (the view is keyed by run/worker/span)
+  }, [tracks]);
+
+  useEffect(() => {
+    ctlRef.current?.setTheme(theme === "dark");
+  }, [theme]);
+  useEffect(() => {
+    if (ctlRef.current) ctlRef.current.rangeMode = rangeMode;
+  }, [rangeMode]);
+
+  // details of the selected event
+  const detail = useApi<unknown>(p.api, selId ? "timeline/event" : null, { ...base, id: selId });
+  const event = useMemo(() => (detail.data === undefined ? null : readEvent(detail.data)), [detail.data]);
+  useEffect(() => {
+    const ctl = ctlRef.current;
+    if (!ctl) return;
+    if (!selId) ctl.setSelection(null);
+    else if (event && event.id === selId) {
+      ctl.setSelection(event, event.links);
+      if (revealNext.current) {
+        revealNext.current = false;
+        ctl.reveal(event, true);
+      }
+    }
+  }, [selId, event]);
+
+  // "Show in timeline" from another view: the longest event of that name
+  useEffect(() => {
+    const f = parseFind(p.state.find);
+    if (!f) return;
+    let live = true;
+    p.api.get<unknown>("timeline/longest", { ...base, name: f.name, kind: f.kind }).then(
+      (d) => {
+        if (!live) return;
+        const place = readPlace(d);
+        revealNext.current = false;
+        ctlRef.current?.reveal(place, true);
+        setSelId(place.id);
+        setStateRef.current({ find: null, sel: place.id });
+      },
+      (e: unknown) => {
+        if (!live) return;
+        setFindError(`"${f.name}" was not found in the timeline (${e instanceof Error ? e.message : String(e)})`);
+        setStateRef.current({ find: null });
+      },
+    );
+    return () => {
+      live = false;
+    };
+  }, [p.state.find]);
+
+  // search: as you type (debounced); Enter / Shift+Enter step through the matches
+  useEffect(() => {
+    const q = query.trim();
+    setK(-1);
+    if (!q) {
+      setFound({ answer: null, error: null, busy: false });
+      return;
+    }
+    const ctl = new AbortController();
+    setFound((f) => ({ ...f, busy: true }));
+    const timer = window.setTimeout(() => {
+      p.api.get<unknown>("timeline/search", { ...base, q, limit: 1000 }, ctl.signal).then(
+        (d) => setFound({ answer: readSearch(d), error: null, busy: false }),
+        (e: unknown) => {
+          if (!ctl.signal.aborted) setFound({ answer: null, error: e instanceof Error ? e : new Error(String(e)), busy: false });
+        },
+      );
+    }, 250);
+    return () => {
+      window.clearTimeout(timer);
+      ctl.abort();
+    };
+  }, [query]);
+
+  const matches = found.answer?.matches ?? [];
+  const currentMatch = k >= 0 ? (matches[k] ?? null) : null;
+  useEffect(() => {
+    ctlRef.current?.setMarks(highlightAll ? matches : [], currentMatch);
+  }, [found.answer, highlightAll, currentMatch]);
+
+  const goTo = (i: number) => {
+    if (!matches.length) return;
+    const n = ((i % matches.length) + matches.length) % matches.length;
+    const m = matches[n];
+    if (!m) return;
+    setK(n);
+    revealNext.current = false;
+    ctlRef.current?.reveal(m, true);
+    select(m.id);
+  };
+
+  const goToPlace = (pl: TlPlace) => {
+    revealNext.current = false;
+    ctlRef.current?.reveal(pl, false);
+    select(pl.id);
+  };
+
+  const agg = useApi<unknown>(p.api, range ? "timeline/aggregate" : null, range ? { ...base, start_us: tracks.start + range.t0, end_us: tracks.start + range.t1 } : {});
+  const aggregate = useMemo(() => (agg.data === undefined ? null : readAggregate(agg.data)), [agg.data]);
+
+  let countText = "";
+  if (found.error) countText = found.error.message;
+  else if (found.busy) countText = "searching…";
+  else if (found.answer) {
+    const total = found.answer.total;
+    countText = total === 0 ? "no matches" : k >= 0 ? `${formatCount(k + 1)} of ${formatCount(total)}` : `${formatCount(total)} match${total === 1 ? "" : "es"}`;
+    if (found.answer.truncated) countText += ` (first ${formatCount(matches.length)} reachable)`;
+  }
+
   return (
-    <Section title="Trace" id="trace">
-      <p>
-        Download this profile's trace with GPU utilization and estimated SM efficiency added as counter tracks
-        (one per GPU). Open it in Perfetto UI (ui.perfetto.dev, which runs in your browser and keeps the file
-        local) or in chrome://tracing.
-      </p>
-      <p>
-        <a className="btn primary" href={href} download={name} data-testid="trace-download">
-          Download trace
-        </a>
-      </p>
-      <p className="muted">
-        Run <code>{p.run}</code>, worker <code>{p.worker}</code>
-        {p.span !== null && (
-          <>
-            , span <code>{p.span}</code>
-          </>
+    <div className="trace-view">
+      <div className="tl-toolbar">
+        <button type="button" className="btn" onClick={() => ctlRef.current?.fit()} data-testid="timeline-fit" title="Show the whole profile">
+          Fit
+        </button>
+        <input
+          type="search"
+          className="tl-search"
+          placeholder="Search events by name"
+          value={query}
+          data-testid="timeline-search"
+          aria-label="Search events"
+          onChange={(e) => setQuery(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter") {
+              e.preventDefault();
+              goTo(e.shiftKey ? k - 1 : k + 1);
+            }
+          }}
+        />
+        <button type="button" className="btn" onClick={() => goTo(k - 1)} disabled={!matches.length} title="Previous match (Shift+Enter)">
+          ‹
+        </button>
+        <button type="button" className="btn" onClick={() => goTo(k + 1)} disabled={!matches.length} title="Next match (Enter)">
+          ›
+        </button>
+        <span className="muted" data-testid="timeline-search-count">
+          {countText}
+        </span>
+        <label className="tl-check">
+          <input type="checkbox" checked={highlightAll} onChange={(e) => setHighlightAll(e.target.checked)} data-testid="timeline-highlight" /> Highlight all
+        </label>
+        <label className="tl-check" title="Drag on the tracks to select a time range (or hold Shift while dragging)">
+          <input type="checkbox" checked={rangeMode} onChange={(e) => setRangeMode(e.target.checked)} data-testid="timeline-range-mode" /> Select range
+        </label>
+        <span className="tl-spacer" />
+        {tracks.moved > 0 && (
+          <span className="muted" data-testid="timeline-moved" title="Events that overlap another event of their depth without nesting are drawn in overlap lanes at the bottom of their track">
+            {formatCount(tracks.moved)} events moved to extra lanes
+          </span>
         )}
-        .
-      </p>
+        <span className="muted tl-status">{status.state === "loading" ? "loading…" : ""}</span>
+        {exportLink}
+      </div>
+      {findError && <div className="warn">{findError}</div>}
+      {status.error && <ErrorBox error={status.error} what="this part of the timeline" />}
+      <div className="timeline" ref={rootRef} data-testid="timeline" data-state="loading" tabIndex={0}>
+        <canvas ref={miniRef} className="tl-minimap" data-testid="timeline-minimap" />
+        <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" />
+        <div className="tl-main">
+          <canvas ref={mainRef} />
+        </div>
+        <div className="tl-tooltip" ref={tipRef} role="tooltip" />
+      </div>
+      <div className="tl-help muted">
+        W/S or Ctrl+wheel: zoom · A/D, Shift+wheel or drag: pan · wheel: scroll tracks · click: select · double-click: zoom to event · Shift+drag: select a
+        range · click a label to collapse it · click a step to zoom to it
+      </div>
+      <div className="tl-panels">
+        {selId && <Details p={p} id={selId} loading={detail.loading} error={detail.error} event={event} base={tracks.start} onLink={goToPlace} />}
+        {range && (
+          <Section title={`Range ${formatTime(range.t0)} – ${formatTime(range.t1)} (${formatTime(range.t1 - range.t0)})`} id="timeline-range">
+            {agg.error && <ErrorBox error={agg.error} what="the range's events" />}
+            {!aggregate && !agg.error && <Loading what="the range's events" />}
+            {aggregate && (
+              <>
+                <div className="muted">{formatCount(aggregate.events)} events overlap the range.</div>
+                <DataTable rows={aggregate.rows} columns={AGG_COLUMNS} csvName={fileSlug("range", p.run, p.worker, p.span)} initialSort={{ id: "total", desc: true }} height={320} testId="timeline-aggregate" />
+              </>
+            )}
+          </Section>
+        )}
+      </div>
+    </div>
+  );
+}
+
+function Details({
+  id,
+  loading,
+  error,
+  event,
+  base,
+  onLink,
+}: {
+  p: ViewProps;
+  id: string;
+  loading: boolean;
+  error: Error | undefined;
+  event: TlEvent | null;
+  base: number;
+  onLink: (pl: TlPlace) => void;
+}): ReactNode {
+  return (
+    <Section title="Selected event" id="timeline-details">
+      {error && <ErrorBox error={error} what={`event ${id}`} />}
+      {loading && !event && <Loading what="the event" />}
+      {event && (
+        <div className="tl-details">
+          <h3 data-testid="timeline-details-name" className="tl-name">
+            {event.name}
+          </h3>
+          <dl className="kv">
+            <dt>Category</dt>
+            <dd>{event.category || event.kind}</dd>
+            <dt>Start</dt>
+            <dd>{formatTime(event.start - base)} after the profile's start</dd>
+            <dt>Duration</dt>
+            <dd data-testid="timeline-details-dur" data-value={event.dur}>
+              {formatTime(event.dur)}
+            </dd>
+            {event.self !== null && (
+              <>
+                <dt>Self</dt>
+                <dd>{formatTime(event.self)}</dd>
+              </>
+            )}
+            <dt>Id</dt>
+            <dd>
+              <code>{event.id}</code>
+            </dd>
+          </dl>
+          {event.links.length > 0 && (
+            <>
+              <h4 className="subhead">Linked events</h4>
+              <ul className="tl-links">
+                {event.links.map((l) => (
+                  <li key={`${l.relation}|${l.id}`}>
+                    <span className="muted">{l.relation}: </span>
+                    <a
+                      href="#"
+                      data-testid="timeline-link"
+                      data-id={l.id}
+                      onClick={(e) => {
+                        e.preventDefault();
+                        onLink(l);
+                      }}
+                    >
+                      {l.name}
+                    </a>{" "}
+                    <span className="muted">({formatTime(l.dur)})</span>
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          {event.args.length > 0 && (
+            <>
+              <h4 className="subhead">Arguments</h4>
+              <table className="tl-args">
+                <tbody>
+                  {event.args.map(([k, v]) => (
+                    <tr key={k}>
+                      <th>{k}</th>
+                      <td>{v}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </>
+          )}
+          {event.frames.length > 0 && (
+            <>
+              <h4 className="subhead">Call stack</h4>
+              <StackFrames frames={event.frames} />
+              <PathRules />
+            </>
+          )}
+        </div>
+      )}
     </Section>
   );
 }

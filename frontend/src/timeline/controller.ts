@@ -1,0 +1,784 @@
+// The timeline's state and input handling, outside React: the view (time range), vertical scroll,
+// collapse state, hover, selection, search marks and the range selection live here and every change
+// schedules one redraw on the next animation frame. React owns the panels around it and hears about
+// changes through the callbacks.
+
+import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
+import { type Entry, WindowCache, tileFor } from "./cache";
+import { type Layout, ROW_H, buildLayout, lineAt, rowAt, toggle } from "./layout";
+import { type Range, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
+import {
+  AXIS_H,
+  type Palette,
+  STEPS_H,
+  Scratch,
+  type Viewport,
+  counterValueAt,
+  drawCounter,
+  drawEvents,
+  drawGrid,
+  drawRuler,
+  fitText,
+  makePalette,
+  setupCanvas,
+} from "./render";
+
+export const LABEL_W = 210;
+const MINIMAP_H = 44;
+
+export type FetchWindow = (startAbs: number, endAbs: number, px: number, signal: AbortSignal) => Promise<TlWindow>;
+
+export interface Callbacks {
+  onView(v: Range): void;
+  /** a click on an event (id) or on nothing (null) */
+  onSelect(id: string | null, place: TlPlace | null): void;
+  onRange(r: Range | null): void;
+  onState(state: "loading" | "ready", error: Error | null): void;
+}
+
+export interface Elements {
+  root: HTMLElement;
+  main: HTMLCanvasElement;
+  ruler: HTMLCanvasElement;
+  minimap: HTMLCanvasElement;
+  tooltip: HTMLElement;
+}
+
+export interface Hit {
+  index: number;
+  id: string | null;
+  name: string;
+  start: number;
+  dur: number;
+  count: number;
+  track: number;
+  depth: number;
+}
+
+export class TimelineController {
+  readonly base: number;
+  readonly total: number;
+  view: Range;
+  scrollY = 0;
+  collapsed = new Set<string>();
+  layout: Layout;
+  rangeMode = false;
+
+  private pal: Palette;
+  private readonly cache = new WindowCache(24);
+  private readonly scratch = new Scratch();
+  private drawn: TlWindow | null = null;
+  private frame = 0;
+  private cssW = 0;
+  private mainH = 0;
+  private minimapData: TlWindow | null = null;
+  private minimapCtl: AbortController | null = null;
+  private selection: { place: TlPlace; links: TlLink[] } | null = null;
+  private marks: TlPlace[] = [];
+  private current: TlPlace | null = null;
+  private range: Range | null = null;
+  private drag: {
+    kind: "pan" | "range" | "label" | "minimap";
+    x: number;
+    y: number;
+    view: Range;
+    scrollY: number;
+    moved: boolean;
+    hit: Hit | null;
+  } | null = null;
+  private mouseX: number | null = null;
+  private error: Error | null = null;
+  private readonly cleanup: (() => void)[] = [];
+  private lastState = "";
+
+  constructor(
+    readonly tracks: TlTracks,
+    private readonly el: Elements,
+    private readonly fetchWindow: FetchWindow,
+    private readonly cb: Callbacks,
+    dark: boolean,
+    initial: Range | null,
+  ) {
+    this.base = tracks.start;
+    this.total = Math.max(tracks.end - tracks.start, 1e-3);
+    this.view = initial ? clampView(initial, this.total) : fitRange(0, this.total, this.total, 0.01);
+    this.layout = buildLayout(tracks.groups, tracks.tracks, this.collapsed);
+    this.pal = makePalette(dark, getComputedStyle(document.documentElement));
+    this.listen();
+    this.resize();
+    this.fetchMinimap();
+  }
+
+  destroy(): void {
+    cancelAnimationFrame(this.frame);
+    this.cache.clear();
+    this.minimapCtl?.abort();
+    for (const f of this.cleanup) f();
+  }
+
+  // ---- state setters (from React) ----
+
+  setTheme(dark: boolean): void {
+    this.pal = makePalette(dark, getComputedStyle(document.documentElement));
+    this.redraw();
+  }
+
+  setView(v: Range, notify = true): void {
+    this.view = clampView(v, this.total);
+    if (notify) this.cb.onView(this.view);
+    this.redraw();
+  }
+
+  fit(): void {
+    this.setView(fitRange(0, this.total, this.total, 0.01));
+  }
+
+  setSelection(place: TlPlace | null, links: TlLink[] = []): void {
+    this.selection = place ? { place, links } : null;
+    this.redraw();
+  }
+
+  setMarks(marks: TlPlace[], current: TlPlace | null): void {
+    this.marks = marks;
+    this.current = current;
+    this.redraw();
+  }
+
+  setRange(r: Range | null): void {
+    this.range = r;
+    this.redraw();
+  }
+
+  /** Centre the view on an event (absolute times) and scroll its row into sight. */
+  reveal(p: TlPlace, zoom = true): void {
+    const start = p.start - this.base;
+    if (zoom) this.setView(centreOn(start, p.dur, this.view, this.total));
+    else if (start > this.view.t1 || start + p.dur < this.view.t0) {
+      const span = this.view.t1 - this.view.t0;
+      this.setView({ t0: start + p.dur / 2 - span / 2, t1: start + p.dur / 2 + span / 2 });
+    }
+    this.scrollToRow(p.track, p.depth);
+  }
+
+  scrollToRow(track: number, depth: number): void {
+    const tp = this.layout.tracks.get(track);
+    if (!tp) return;
+    const y = tp.y + Math.min(depth, tp.rowsShown - 1) * ROW_H;
+    if (y < this.scrollY + 10 || y + ROW_H > this.scrollY + this.mainH - 10) this.setScroll(y - this.mainH / 3);
+  }
+
+  toggleKey(key: string): void {
+    this.collapsed = toggle(this.collapsed, key);
+    this.layout = buildLayout(this.tracks.groups, this.tracks.tracks, this.collapsed);
+    this.setScroll(this.scrollY);
+  }
+
+  // ---- geometry ----
+
+  get areaW(): number {
+    return Math.max(1, this.cssW - LABEL_W);
+  }
+
+  private vp(height: number): Viewport {
+    return { view: this.view, base: this.base, x0: LABEL_W, width: this.areaW, height, scrollY: this.scrollY };
+  }
+
+  private setScroll(y: number): void {
+    this.scrollY = Math.max(0, Math.min(y, this.layout.height - this.mainH + 8));
+    this.redraw();
+  }
+
+  resize(): void {
+    const w = Math.floor(this.el.root.clientWidth);
+    const h = Math.floor(this.el.main.parentElement?.clientHeight ?? 400);
+    if (w === this.cssW && h === this.mainH) return;
+    const fetchMini = this.cssW !== 0 && Math.abs(w - this.cssW) > 200;
+    this.cssW = w;
+    this.mainH = h;
+    this.setScroll(this.scrollY);
+    if (fetchMini) this.fetchMinimap();
+  }
+
+  /** Where an event is drawn (client coordinates of its box's centre), when it is. */
+  locate(id: string): { x: number; y: number } | null {
+    const w = this.drawn;
+    if (!w) return null;
+    const at = id.lastIndexOf(":");
+    const kind = w.kinds.indexOf(id.slice(0, at));
+    const row = Number(id.slice(at + 1));
+    if (kind < 0) return null;
+    for (let i = 0; i < w.count; i++) {
+      if (w.row[i] !== row || w.kind[i] !== kind) continue;
+      const y = this.rowTop(w.track[i]!, w.depth[i]!);
+      if (y === null) return null;
+      const scale = this.areaW / (this.view.t1 - this.view.t0);
+      let a = (w.startUs[i]! - this.base - this.view.t0) * scale;
+      let b = a + w.durUs[i]! * scale;
+      a = Math.max(a, 0);
+      b = Math.min(b, this.areaW);
+      if (b < a || y < 0 || y + ROW_H > this.mainH) return null;
+      const r = this.el.main.getBoundingClientRect();
+      return { x: r.left + LABEL_W + (a + b) / 2, y: r.top + y + ROW_H / 2 };
+    }
+    return null;
+  }
+
+  private rowTop(track: number, depth: number): number | null {
+    const p = this.layout.tracks.get(track);
+    if (!p || depth >= p.rowsShown) return null;
+    return p.y + depth * ROW_H - this.scrollY;
+  }
+
+  /** The event under (x, y) (main canvas CSS pixels). */
+  hitTest(x: number, y: number): Hit | null {
+    const w = this.drawn;
+    if (!w || x < LABEL_W) return null;
+    const r = rowAt(this.layout, y + this.scrollY);
+    if (!r) return null;
+    const tp = this.layout.tracks.get(r.track);
+    if (!tp || tp.track.kind === "counter") return null;
+    const t = this.base + xToTime(this.view, this.areaW, x - LABEL_W);
+    const tol = (2 * (this.view.t1 - this.view.t0)) / this.areaW;
+    let best = -1;
+    let bestDist = Infinity;
+    for (let i = 0; i < w.count; i++) {
+      if (w.track[i] !== r.track || w.depth[i] !== r.depth) continue;
+      const s = w.startUs[i]!;
+      const e = s + w.durUs[i]!;
+      const dist = t < s ? s - t : t > e ? t - e : 0;
+      if (dist <= tol && dist < bestDist) {
+        best = i;
+        bestDist = dist;
+        if (dist === 0) break;
+      }
+    }
+    if (best < 0) return null;
+    return {
+      index: best,
+      id: itemId(w, best),
+      name: w.names[w.name[best]!] ?? "",
+      start: w.startUs[best]!,
+      dur: w.durUs[best]!,
+      count: w.cnt[best]!,
+      track: r.track,
+      depth: r.depth,
+    };
+  }
+
+  // ---- data ----
+
+  private ensureData(): Entry | undefined {
+    const tile = tileFor(this.view, this.areaW, this.total);
+    let e = this.cache.get(tile.key);
+    this.cache.abortOthers(tile.key);
+    if (!e || (e.error && !e.controller)) {
+      if (e?.error) return e; // failed: keep showing the error until the view changes tile
+      const controller = new AbortController();
+      const entry: Entry = { tile, data: null, error: null, controller };
+      this.cache.put(entry);
+      e = entry;
+      this.fetchWindow(this.base + tile.t0, this.base + tile.t1, tile.px, controller.signal).then(
+        (data) => {
+          entry.data = data;
+          entry.controller = null;
+          this.error = null;
+          this.redraw();
+        },
+        (err: unknown) => {
+          if (controller.signal.aborted) return;
+          entry.controller = null;
+          entry.error = err instanceof Error ? err : new Error(String(err));
+          this.error = entry.error;
+          this.redraw();
+        },
+      );
+    }
+    return e;
+  }
+
+  private fetchMinimap(): void {
+    this.minimapCtl?.abort();
+    const ctl = new AbortController();
+    this.minimapCtl = ctl;
+    const px = Math.min(4000, Math.max(200, Math.ceil(this.areaW / 256) * 256));
+    this.fetchWindow(this.base, this.base + this.total, px, ctl.signal).then(
+      (w) => {
+        this.minimapData = w;
+        this.redraw();
+      },
+      () => undefined,
+    );
+  }
+
+  // ---- drawing ----
+
+  redraw(): void {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.draw();
+    });
+  }
+
+  private draw(): void {
+    const entry = this.ensureData();
+    const best = entry?.data ? entry : this.cache.best(this.view, this.base);
+    this.drawn = best?.data ?? null;
+    this.drawMain();
+    this.drawRulerCanvas();
+    this.drawMinimap();
+    const ready = !!entry?.data && this.drawn === entry.data;
+    const state = ready ? "ready" : "loading";
+    const err = entry?.error ?? null;
+    const sig = `${state}|${err?.message ?? ""}`;
+    this.el.root.dataset.state = state;
+    if (sig !== this.lastState) {
+      this.lastState = sig;
+      this.cb.onState(state, err);
+    }
+  }
+
+  private drawMain(): void {
+    const ctx = setupCanvas(this.el.main, this.cssW, this.mainH);
+    if (!ctx) return;
+    const pal = this.pal;
+    const H = this.mainH;
+    const vp = this.vp(H);
+    ctx.fillStyle = pal.bg;
+    ctx.fillRect(0, 0, this.cssW, H);
+    // group header bands and track separators
+    const lines = this.layout.lines;
+    for (const l of lines) {
+      const y = l.y - this.scrollY;
+      if (y + l.h < 0 || y > H) continue;
+      if (l.kind === "group") {
+        ctx.fillStyle = pal.panel;
+        ctx.fillRect(0, y, this.cssW, l.h);
+      }
+      ctx.fillStyle = pal.border;
+      ctx.fillRect(0, y + l.h - 1, this.cssW, 1);
+    }
+    drawGrid(ctx, vp, pal);
+    const w = this.drawn;
+    if (w) {
+      drawEvents(ctx, w, this.layout, vp, pal, this.scratch);
+      for (const [id, tp] of this.layout.tracks) {
+        if (tp.track.kind !== "counter") continue;
+        const s = w.counters.get(id);
+        const y = tp.y - this.scrollY;
+        if (!s || y + tp.h < 0 || y > H) continue;
+        drawCounter(ctx, s, tp.track.max, y, tp.h - 5, vp, pal);
+      }
+    }
+    this.drawOverlays(ctx, vp);
+    this.drawLabels(ctx);
+    if (this.error) {
+      ctx.fillStyle = pal.accent;
+      ctx.font = "12px system-ui, sans-serif";
+      ctx.fillText(`Could not load this window: ${this.error.message}`, LABEL_W + 8, 16);
+    }
+    // scrollbar hint
+    if (this.layout.height > H) {
+      const th = Math.max(20, (H / this.layout.height) * H);
+      const ty = (this.scrollY / (this.layout.height - H + 8)) * (H - th);
+      ctx.fillStyle = pal.dark ? "rgba(255,255,255,0.25)" : "rgba(0,0,0,0.22)";
+      ctx.fillRect(this.cssW - 5, ty, 4, th);
+    }
+  }
+
+  private boxOf(p: { track: number; depth: number; start: number; dur: number }): { x: number; y: number; w: number } | null {
+    const y = this.rowTop(p.track, p.depth);
+    if (y === null) return null;
+    const scale = this.areaW / (this.view.t1 - this.view.t0);
+    const x = LABEL_W + (p.start - this.base - this.view.t0) * scale;
+    return { x, y, w: Math.max(1, p.dur * scale) };
+  }
+
+  private drawOverlays(ctx: CanvasRenderingContext2D, vp: Viewport): void {
+    const pal = this.pal;
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(LABEL_W, 0, vp.width, vp.height);
+    ctx.clip();
+    if (this.range) {
+      const scale = vp.width / (this.view.t1 - this.view.t0);
+      const a = LABEL_W + (this.range.t0 - this.view.t0) * scale;
+      const b = LABEL_W + (this.range.t1 - this.view.t0) * scale;
+      ctx.fillStyle = pal.shade;
+      ctx.fillRect(a, 0, b - a, vp.height);
+      ctx.fillStyle = pal.accent;
+      ctx.fillRect(a, 0, 1, vp.height);
+      ctx.fillRect(b - 1, 0, 1, vp.height);
+    }
+    if (this.marks.length) {
+      ctx.strokeStyle = pal.accent;
+      ctx.lineWidth = 1.5;
+      const lo = this.base + this.view.t0;
+      const hi = this.base + this.view.t1;
+      for (const m of this.marks) {
+        if (m.start > hi || m.start + m.dur < lo) continue;
+        const b = this.boxOf(m);
+        if (!b || b.y + ROW_H < 0 || b.y > vp.height) continue;
+        ctx.strokeRect(b.x - 0.5, b.y, Math.max(b.w, 2) + 1, ROW_H - 1);
+      }
+    }
+    if (this.current) {
+      const b = this.boxOf(this.current);
+      if (b) {
+        ctx.strokeStyle = pal.accent;
+        ctx.lineWidth = 2.5;
+        ctx.strokeRect(b.x - 1, b.y - 1, Math.max(b.w, 2) + 2, ROW_H + 1);
+      }
+    }
+    if (this.selection) {
+      const sel = this.boxOf(this.selection.place);
+      ctx.strokeStyle = pal.fg;
+      ctx.lineWidth = 2;
+      if (sel) ctx.strokeRect(sel.x - 1, sel.y, Math.max(sel.w, 2) + 2, ROW_H - 1);
+      // flows to linked events
+      if (sel) {
+        ctx.strokeStyle = pal.accent;
+        ctx.fillStyle = pal.accent;
+        ctx.lineWidth = 1.5;
+        for (const l of this.selection.links) {
+          const b = this.boxOf(l);
+          if (!b) continue;
+          const fromSel = l.start >= this.selection.place.start;
+          const [ax, ay, bx, by] = fromSel
+            ? [sel.x, sel.y + ROW_H / 2, b.x, b.y + ROW_H / 2]
+            : [b.x, b.y + ROW_H / 2, sel.x, sel.y + ROW_H / 2];
+          arrow(ctx, ax, ay, bx, by);
+        }
+      }
+    }
+    ctx.restore();
+  }
+
+  private drawLabels(ctx: CanvasRenderingContext2D): void {
+    const pal = this.pal;
+    const H = this.mainH;
+    ctx.fillStyle = pal.panel;
+    ctx.fillRect(0, 0, LABEL_W, H);
+    ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+    ctx.textBaseline = "middle";
+    for (const l of this.layout.lines) {
+      const y = l.y - this.scrollY;
+      if (y + l.h < 0 || y > H) continue;
+      if (l.kind === "group") {
+        ctx.font = "600 12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+        ctx.fillStyle = pal.fg;
+        ctx.fillText(`${l.collapsed ? "▸" : "▾"} ${fitText(l.label, LABEL_W - 24)}`, 6, y + l.h / 2);
+        ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+      } else if (l.place) {
+        const t = l.place.track;
+        const ty = Math.max(y + 9, Math.min(8, y + l.h - 9)); // sticky label while the track scrolls
+        ctx.fillStyle = pal.fg;
+        const mark = l.collapsible ? (l.collapsed ? "▸ " : "▾ ") : "   ";
+        ctx.fillText(`${mark}${fitText(t.name, LABEL_W - 40)}`, 14, ty);
+        if (t.kind === "counter") {
+          ctx.fillStyle = pal.muted;
+          ctx.font = "10px system-ui, sans-serif";
+          ctx.fillText(t.unit === "ratio" ? `0..${t.max}` : `max ${fmtValue(t.max, t.unit)}`, 28, y + l.h - 8);
+          ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+        }
+        if (!l.collapsed && t.extraRows > 0) {
+          ctx.fillStyle = pal.muted;
+          ctx.font = "10px system-ui, sans-serif";
+          for (let k = t.rows - t.extraRows; k < t.rows; k++) {
+            const ry = l.place.y + k * ROW_H - this.scrollY;
+            ctx.fillText("overlap lane", LABEL_W - 70, ry + ROW_H / 2);
+          }
+          ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+        }
+      }
+      ctx.fillStyle = pal.border;
+      ctx.fillRect(0, y + l.h - 1, LABEL_W, 1);
+    }
+    ctx.fillStyle = pal.border;
+    ctx.fillRect(LABEL_W - 1, 0, 1, H);
+  }
+
+  private drawRulerCanvas(): void {
+    const ctx = setupCanvas(this.el.ruler, this.cssW, STEPS_H + AXIS_H);
+    if (!ctx) return;
+    const vp = this.vp(STEPS_H + AXIS_H);
+    drawRuler(ctx, this.tracks.steps, vp, this.cssW, this.pal, this.tracks.steps.length ? "Steps" : "");
+    ctx.fillStyle = this.pal.muted;
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.fillText(`${formatTime(this.view.t1 - this.view.t0)} shown`, 6, STEPS_H + AXIS_H / 2);
+    if (this.range) {
+      const scale = vp.width / (this.view.t1 - this.view.t0);
+      const a = Math.max(LABEL_W, LABEL_W + (this.range.t0 - this.view.t0) * scale);
+      const b = Math.min(this.cssW, LABEL_W + (this.range.t1 - this.view.t0) * scale);
+      if (b > a) {
+        ctx.fillStyle = this.pal.shade;
+        ctx.fillRect(a, 0, b - a, STEPS_H + AXIS_H);
+      }
+    }
+  }
+
+  private drawMinimap(): void {
+    const ctx = setupCanvas(this.el.minimap, this.cssW, MINIMAP_H);
+    if (!ctx) return;
+    const pal = this.pal;
+    const W = this.areaW;
+    ctx.fillStyle = pal.panel;
+    ctx.fillRect(0, 0, this.cssW, MINIMAP_H);
+    ctx.fillStyle = pal.muted;
+    ctx.font = "11px system-ui, sans-serif";
+    ctx.textBaseline = "middle";
+    ctx.fillText("Overview", 6, MINIMAP_H / 2);
+    const m = this.minimapData;
+    const full: Range = { t0: 0, t1: this.total };
+    if (m) {
+      // event density: busy time per pixel of the outermost rows of every track
+      const bins = new Float64Array(W);
+      const scale = W / this.total;
+      for (let i = 0; i < m.count; i++) {
+        if (m.depth[i] !== 0) continue;
+        let a = (m.startUs[i]! - this.base) * scale;
+        const b = a + m.durUs[i]! * scale;
+        while (a < b) {
+          const k = Math.floor(a);
+          const next = Math.min(b, k + 1);
+          if (k >= 0 && k < W) bins[k]! += next - a;
+          a = next;
+        }
+      }
+      let max = 0;
+      for (const v of bins) max = Math.max(max, v);
+      if (max > 0) {
+        ctx.fillStyle = pal.dark ? "rgba(154,164,174,0.45)" : "rgba(89,99,110,0.35)";
+        for (let k = 0; k < W; k++) {
+          const h = (bins[k]! / max) * (MINIMAP_H - 6);
+          if (h > 0) ctx.fillRect(LABEL_W + k, MINIMAP_H - 2 - h, 1, h);
+        }
+      }
+      // the first utilization counter, when the trace has one
+      const util = this.tracks.tracks.find((t) => t.kind === "counter" && /utilization/i.test(t.name));
+      const s = util ? m.counters.get(util.id) : undefined;
+      if (util && s) drawCounter(ctx, s, util.max || 1, 3, MINIMAP_H - 6, { view: full, base: this.base, x0: LABEL_W, width: W, height: MINIMAP_H, scrollY: 0 }, pal);
+    }
+    // the visible window
+    const a = LABEL_W + (this.view.t0 / this.total) * W;
+    const b = LABEL_W + (this.view.t1 / this.total) * W;
+    ctx.fillStyle = pal.shade;
+    ctx.fillRect(a, 0, Math.max(2, b - a), MINIMAP_H);
+    ctx.strokeStyle = pal.accent;
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(a, 1, Math.max(2, b - a), MINIMAP_H - 2);
+    ctx.fillStyle = pal.border;
+    ctx.fillRect(0, MINIMAP_H - 1, this.cssW, 1);
+  }
+
+  // ---- input ----
+
+  private listen(): void {
+    const on = <K extends keyof HTMLElementEventMap>(t: HTMLElement | Window, type: K, f: (e: HTMLElementEventMap[K]) => void, opts?: AddEventListenerOptions) => {
+      t.addEventListener(type, f as EventListener, opts);
+      this.cleanup.push(() => t.removeEventListener(type, f as EventListener, opts));
+    };
+    const { main, ruler, minimap } = this.el;
+    const ro = new ResizeObserver(() => this.resize());
+    ro.observe(this.el.root);
+    if (main.parentElement) ro.observe(main.parentElement);
+    this.cleanup.push(() => ro.disconnect());
+
+    const local = (e: MouseEvent, c: HTMLElement) => {
+      const r = c.getBoundingClientRect();
+      return { x: e.clientX - r.left, y: e.clientY - r.top };
+    };
+    on(main, "wheel", (e) => this.onWheel(e, local(e, main).x), { passive: false });
+    on(ruler, "wheel", (e) => this.onWheel(e, local(e, ruler).x), { passive: false });
+    on(main, "mousedown", (e) => {
+      if (e.button !== 0) return;
+      const { x, y } = local(e, main);
+      const kind = x < LABEL_W ? "label" : e.shiftKey || this.rangeMode ? "range" : "pan";
+      this.drag = { kind, x, y, view: this.view, scrollY: this.scrollY, moved: false, hit: kind === "pan" ? this.hitTest(x, y) : null };
+      e.preventDefault();
+      this.el.root.focus({ preventScroll: true });
+    });
+    on(minimap, "mousedown", (e) => {
+      if (e.button !== 0) return;
+      const { x, y } = local(e, minimap);
+      const t = ((x - LABEL_W) / this.areaW) * this.total;
+      let view = this.view;
+      if (t < view.t0 || t > view.t1) {
+        const span = view.t1 - view.t0;
+        this.setView({ t0: t - span / 2, t1: t + span / 2 });
+        view = this.view;
+      }
+      this.drag = { kind: "minimap", x, y, view, scrollY: this.scrollY, moved: false, hit: null };
+      e.preventDefault();
+    });
+    on(window, "mousemove", (e) => {
+      const d = this.drag;
+      if (!d) {
+        if (e.target === main) this.hover(e, local(e, main));
+        return;
+      }
+      const c = d.kind === "minimap" ? minimap : main;
+      const { x, y } = local(e, c);
+      if (Math.abs(x - d.x) + Math.abs(y - d.y) > 3) d.moved = true;
+      if (!d.moved) return;
+      const span = d.view.t1 - d.view.t0;
+      if (d.kind === "pan") {
+        this.view = pan(d.view, (-(x - d.x) * span) / this.areaW, this.total);
+        this.setScroll(d.scrollY - (y - d.y));
+        this.cb.onView(this.view);
+      } else if (d.kind === "minimap") {
+        this.setView(pan(d.view, ((x - d.x) * this.total) / this.areaW, this.total));
+      } else if (d.kind === "range") {
+        const a = xToTime(this.view, this.areaW, Math.max(0, d.x - LABEL_W));
+        const b = xToTime(this.view, this.areaW, Math.max(0, x - LABEL_W));
+        this.setRange({ t0: Math.min(a, b), t1: Math.max(a, b) });
+      }
+      this.hideTooltip();
+    });
+    on(window, "mouseup", (e) => {
+      const d = this.drag;
+      this.drag = null;
+      if (!d) return;
+      if (d.kind === "range" && d.moved && this.range) this.cb.onRange(this.range);
+      if (d.moved) return;
+      const { x, y } = local(e, main);
+      if (d.kind === "label") {
+        const l = lineAt(this.layout, y + this.scrollY);
+        if (l?.collapsible) this.toggleKey(l.key);
+      } else if (d.kind === "pan" || d.kind === "range") {
+        const hit = this.hitTest(x, y);
+        if (hit && hit.count > 1) {
+          // a merged box: zoom onto it (its events show when the resolution allows)
+          this.setView(fitRange(hit.start - this.base, hit.start - this.base + hit.dur, this.total));
+        } else if (hit && hit.id) {
+          this.cb.onSelect(hit.id, { id: hit.id, name: hit.name, track: hit.track, depth: hit.depth, start: hit.start, dur: hit.dur });
+        } else {
+          this.cb.onSelect(null, null);
+          if (this.range) {
+            this.setRange(null);
+            this.cb.onRange(null);
+          }
+        }
+      }
+    });
+    on(main, "dblclick", (e) => {
+      const { x, y } = local(e, main);
+      const hit = this.hitTest(x, y);
+      if (hit) this.setView(fitRange(hit.start - this.base, hit.start - this.base + hit.dur, this.total, 0.1));
+    });
+    on(main, "mouseleave", () => {
+      this.mouseX = null;
+      this.hideTooltip();
+    });
+    on(ruler, "click", (e) => {
+      const { x, y } = local(e, ruler);
+      if (y > STEPS_H || x < LABEL_W) return;
+      const t = this.base + xToTime(this.view, this.areaW, x - LABEL_W);
+      const st = this.tracks.steps.find((s) => s.start <= t && t <= s.end);
+      if (st) this.setView(fitRange(st.start - this.base, st.end - this.base, this.total, 0.02));
+    });
+    on(window, "keydown", (e) => {
+      if (!this.el.root.isConnected || e.ctrlKey || e.metaKey || e.altKey) return;
+      const tgt = e.target as HTMLElement | null;
+      if (tgt && (tgt.tagName === "INPUT" || tgt.tagName === "TEXTAREA" || tgt.tagName === "SELECT" || tgt.isContentEditable)) return;
+      const span = this.view.t1 - this.view.t0;
+      const at = this.mouseX !== null && this.mouseX >= LABEL_W ? xToTime(this.view, this.areaW, this.mouseX - LABEL_W) : (this.view.t0 + this.view.t1) / 2;
+      const k = e.key.toLowerCase();
+      if (k === "w") this.setView(zoomAt(this.view, 0.8, at, this.total));
+      else if (k === "s") this.setView(zoomAt(this.view, 1.25, at, this.total));
+      else if (k === "a") this.setView(pan(this.view, -span * 0.2, this.total));
+      else if (k === "d") this.setView(pan(this.view, span * 0.2, this.total));
+      else if (k === "escape") {
+        this.cb.onSelect(null, null);
+        this.setRange(null);
+        this.cb.onRange(null);
+      } else return;
+      e.preventDefault();
+    });
+  }
+
+  private onWheel(e: WheelEvent, x: number): void {
+    e.preventDefault();
+    const px = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? this.mainH : 1;
+    const dx = e.deltaX * px;
+    const dy = e.deltaY * px;
+    const span = this.view.t1 - this.view.t0;
+    if (e.ctrlKey || e.metaKey) {
+      const at = x >= LABEL_W ? xToTime(this.view, this.areaW, x - LABEL_W) : (this.view.t0 + this.view.t1) / 2;
+      const f = Math.exp(Math.max(-1, Math.min(1, dy * 0.004)));
+      this.setView(zoomAt(this.view, f, at, this.total));
+    } else if (e.shiftKey || Math.abs(dx) > Math.abs(dy)) {
+      const d = e.shiftKey && dx === 0 ? dy : dx;
+      this.setView(pan(this.view, (d * span) / this.areaW, this.total));
+    } else {
+      this.setScroll(this.scrollY + dy);
+    }
+  }
+
+  private hover(e: MouseEvent, p: { x: number; y: number }): void {
+    this.mouseX = p.x;
+    const tip = this.el.tooltip;
+    let text = "";
+    const hit = this.hitTest(p.x, p.y);
+    if (hit) {
+      text = `${hit.name}\n${formatTime(hit.dur)}`;
+      if (hit.count > 1) text += ` · ${hit.count.toLocaleString("en-US")} merged events (click to zoom)`;
+      else text += ` · at ${formatTime(hit.start - this.base)}`;
+    } else if (p.x >= LABEL_W) {
+      const r = rowAt(this.layout, p.y + this.scrollY);
+      const tp = r ? this.layout.tracks.get(r.track) : undefined;
+      if (tp && tp.track.kind === "counter" && this.drawn) {
+        const s = this.drawn.counters.get(tp.track.id);
+        const t = this.base + xToTime(this.view, this.areaW, p.x - LABEL_W);
+        const v = s ? counterValueAt(s, t) : null;
+        if (v !== null) text = `${tp.track.name}\n${fmtValue(v, tp.track.unit)} at ${formatTime(t - this.base)}`;
+      }
+    }
+    if (!text) {
+      this.hideTooltip();
+      return;
+    }
+    tip.textContent = text;
+    tip.style.display = "block";
+    const host = this.el.root.getBoundingClientRect();
+    const left = e.clientX - host.left + 14;
+    tip.style.left = `${Math.min(left, host.width - 260)}px`;
+    tip.style.top = `${e.clientY - host.top + 14}px`;
+    this.el.main.style.cursor = hit ? "pointer" : "default";
+  }
+
+  private hideTooltip(): void {
+    this.el.tooltip.style.display = "none";
+  }
+}
+
+function fmtValue(v: number, unit: string): string {
+  if (unit === "ratio") return `${(v * 100).toFixed(1)} %`;
+  if (unit === "bytes") {
+    const u = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let x = v;
+    let i = 0;
+    while (Math.abs(x) >= 1024 && i < u.length - 1) {
+      x /= 1024;
+      i++;
+    }
+    return `${+x.toPrecision(3)} ${u[i]}`;
+  }
+  return `${+v.toPrecision(4)}${unit ? ` ${unit}` : ""}`;
+}
+
+function arrow(ctx: CanvasRenderingContext2D, ax: number, ay: number, bx: number, by: number): void {
+  const mx = (ax + bx) / 2;
+  ctx.beginPath();
+  ctx.moveTo(ax, ay);
+  ctx.bezierCurveTo(mx, ay, mx, by, bx, by);
+  ctx.stroke();
+  // the curve arrives horizontally
+  const a = bx >= ax ? 0 : Math.PI;
+  ctx.beginPath();
+  ctx.moveTo(bx, by);
+  ctx.lineTo(bx - 7 * Math.cos(a - 0.4), by - 7 * Math.sin(a - 0.4));
+  ctx.lineTo(bx - 7 * Math.cos(a + 0.4), by - 7 * Math.sin(a + 0.4));
+  ctx.closePath();
+  ctx.fill();
+}

@@ -1,0 +1,351 @@
+// Canvas 2D drawing of the timeline. Events are bucketed by colour (one fillStyle per colour, then
+// fillRect per box), only rows inside the visible band are touched, and labels are drawn only on boxes
+// wide enough to hold a few characters.
+
+import type { TlSeries, TlStep, TlWindow } from "./api";
+import { type Layout, ROW_H } from "./layout";
+import { type Range, formatTick, tickStep, ticks } from "./nav";
+
+export interface Palette {
+  dark: boolean;
+  bg: string;
+  fg: string;
+  muted: string;
+  border: string;
+  panel: string;
+  accent: string;
+  /** hashed event colours, and the text colour drawn on them */
+  fills: string[];
+  text: string;
+  memcpy: string;
+  memset: string;
+  merged: CanvasPattern | string;
+  stepA: string;
+  stepB: string;
+  counter: string;
+  counterLine: string;
+  shade: string;
+}
+
+const HUES = 20;
+export const MEMCPY = HUES;
+export const MEMSET = HUES + 1;
+export const MERGED = HUES + 2;
+export const NCOLORS = HUES + 3;
+
+/** A stable 32-bit FNV-1a hash of a name. */
+export function hashName(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/** Colour slot of a name: memcpy and memset have their own, the rest hash into HUES slots. */
+export function colorOf(name: string): number {
+  if (name.startsWith("Memcpy") || name.startsWith("memcpy")) return MEMCPY;
+  if (name.startsWith("Memset") || name.startsWith("memset")) return MEMSET;
+  return hashName(name) % HUES;
+}
+
+function cssVar(style: CSSStyleDeclaration, name: string, fallback: string): string {
+  return style.getPropertyValue(name).trim() || fallback;
+}
+
+export function makePalette(dark: boolean, style: CSSStyleDeclaration | null): Palette {
+  const v = (n: string, f: string) => (style ? cssVar(style, n, f) : f);
+  // hues spread over the circle, skipping the greens that mark memcpy/memset
+  const fills = Array.from({ length: HUES }, (_, i) => {
+    const hue = (i * 137.5) % 360;
+    const h = hue >= 85 && hue <= 150 ? (hue + 70) % 360 : hue;
+    return dark ? `hsl(${h.toFixed(0)} 42% 40%)` : `hsl(${h.toFixed(0)} 62% 76%)`;
+  });
+  let merged: CanvasPattern | string = dark ? "#55595f" : "#b8bec6";
+  if (typeof document !== "undefined") {
+    const c = document.createElement("canvas");
+    c.width = 6;
+    c.height = 6;
+    const g = c.getContext("2d");
+    if (g) {
+      g.fillStyle = dark ? "#3c4046" : "#cfd4da";
+      g.fillRect(0, 0, 6, 6);
+      g.strokeStyle = dark ? "#6b7078" : "#98a0a9";
+      g.lineWidth = 1.5;
+      g.beginPath();
+      g.moveTo(0, 6);
+      g.lineTo(6, 0);
+      g.moveTo(-1, 1);
+      g.lineTo(1, -1);
+      g.moveTo(5, 7);
+      g.lineTo(7, 5);
+      g.stroke();
+      merged = g.createPattern(c, "repeat") ?? merged;
+    }
+  }
+  return {
+    dark,
+    bg: v("--bg", dark ? "#1e1f22" : "#ffffff"),
+    fg: v("--fg", dark ? "#e6e6e6" : "#1f2328"),
+    muted: v("--muted", dark ? "#9aa4ae" : "#59636e"),
+    border: v("--border", dark ? "#3a3d42" : "#d1d9e0"),
+    panel: v("--panel", dark ? "#26282c" : "#f6f8fa"),
+    accent: v("--accent", dark ? "#ff9950" : "#d8590f"),
+    fills,
+    text: dark ? "#f2f2f2" : "#1b1f24",
+    memcpy: dark ? "#2f8f4e" : "#6cc48a",
+    memset: dark ? "#6f8f2a" : "#b5d66b",
+    merged,
+    stepA: dark ? "#2b2f36" : "#eef1f4",
+    stepB: dark ? "#34393f" : "#e2e7ec",
+    counter: dark ? "rgba(108,182,255,0.35)" : "rgba(9,105,218,0.25)",
+    counterLine: dark ? "#6cb6ff" : "#0969da",
+    shade: dark ? "rgba(255,153,80,0.16)" : "rgba(216,89,15,0.12)",
+  };
+}
+
+export interface Viewport {
+  /** the view in µs relative to `base` (absolute µs of the profile start) */
+  view: Range;
+  base: number;
+  /** event area: x from `x0` to `x0 + width`, y from 0 to `height` (CSS pixels) */
+  x0: number;
+  width: number;
+  height: number;
+  scrollY: number;
+}
+
+/** Per-window scratch arrays, reused across frames. */
+export class Scratch {
+  vis = new Int32Array(0);
+  col = new Uint8Array(0);
+  order = new Int32Array(0);
+  colorsFor: TlWindow | null = null;
+  nameColor = new Uint8Array(0);
+
+  ensure(w: TlWindow): void {
+    if (this.vis.length < w.count) {
+      this.vis = new Int32Array(w.count);
+      this.col = new Uint8Array(w.count);
+      this.order = new Int32Array(w.count);
+    }
+    if (this.colorsFor !== w) {
+      this.colorsFor = w;
+      this.nameColor = Uint8Array.from(w.names, colorOf);
+    }
+  }
+}
+
+const TEXT_MIN_PX = 30;
+const CHAR_PX = 6.2;
+
+/** Draw the window's boxes; returns how many were drawn. */
+export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: Layout, vp: Viewport, pal: Palette, s: Scratch): number {
+  s.ensure(w);
+  const { view, base, x0, width, height, scrollY } = vp;
+  const scale = width / (view.t1 - view.t0);
+  const left = base + view.t0;
+  // track id → place, as arrays for the hot loop
+  let maxId = 0;
+  for (const id of layout.tracks.keys()) maxId = Math.max(maxId, id);
+  const ty = new Float64Array(maxId + 1).fill(NaN);
+  const tRows = new Uint16Array(maxId + 1);
+  for (const [id, p] of layout.tracks) {
+    if (p.track.kind === "counter") continue;
+    ty[id] = p.y - scrollY;
+    tRows[id] = p.rowsShown;
+  }
+  const { startUs, durUs, track, depth, cnt, name } = w;
+  const counts = new Int32Array(NCOLORS + 1);
+  let nv = 0;
+  for (let i = 0; i < w.count; i++) {
+    const t = track[i]!;
+    if (t > maxId) continue;
+    const top = ty[t]!;
+    if (top !== top) continue; // NaN: track not drawn
+    const d = depth[i]!;
+    if (d >= tRows[t]!) continue;
+    const y = top + d * ROW_H;
+    if (y + ROW_H < 0 || y > height) continue;
+    const a = (startUs[i]! - left) * scale;
+    const b = a + durUs[i]! * scale;
+    if (b < 0 || a > width) continue;
+    const c = cnt[i]! > 1 ? MERGED : s.nameColor[name[i]!]!;
+    s.vis[nv] = i;
+    s.col[nv] = c;
+    counts[c + 1]!++;
+    nv++;
+  }
+  for (let c = 1; c <= NCOLORS; c++) counts[c]! += counts[c - 1]!;
+  for (let k = 0; k < nv; k++) {
+    const c = s.col[k]!;
+    s.order[counts[c]!++] = s.vis[k]!;
+  }
+  // counts[c] is now the end of colour c's run
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(x0, 0, width, height);
+  ctx.clip();
+  let k = 0;
+  for (let c = 0; c < NCOLORS; c++) {
+    const end = counts[c]!;
+    if (k === end) continue;
+    ctx.fillStyle = c === MERGED ? pal.merged : c === MEMCPY ? pal.memcpy : c === MEMSET ? pal.memset : pal.fills[c]!;
+    for (; k < end; k++) {
+      const i = s.order[k]!;
+      const t = track[i]!;
+      const y = ty[t]! + depth[i]! * ROW_H;
+      let a = (startUs[i]! - left) * scale;
+      let b = a + durUs[i]! * scale;
+      if (a < -2) a = -2;
+      if (b > width + 2) b = width + 2;
+      const bw = b - a < 1 ? 1 : b - a;
+      ctx.fillRect(x0 + a, y + 0.5, bw, ROW_H - 1.5);
+    }
+  }
+  // labels on wide boxes
+  ctx.font = "11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+  ctx.textBaseline = "middle";
+  for (let k2 = 0; k2 < nv; k2++) {
+    const i = s.vis[k2]!;
+    let a = (startUs[i]! - left) * scale;
+    let b = a + durUs[i]! * scale;
+    if (a < 0) a = 0;
+    if (b > width) b = width;
+    const bw = b - a;
+    if (bw < TEXT_MIN_PX) continue;
+    const y = ty[track[i]!]! + depth[i]! * ROW_H;
+    const merged = cnt[i]! > 1;
+    ctx.fillStyle = merged ? pal.fg : pal.text;
+    const label = fitText(w.names[name[i]!] ?? "", bw - 6);
+    if (label) ctx.fillText(label, x0 + a + 3, y + ROW_H / 2);
+  }
+  ctx.restore();
+  return nv;
+}
+
+/** Truncate a label to about `px` pixels (an estimate: no measureText per box). */
+export function fitText(s: string, px: number): string {
+  const n = Math.floor(px / CHAR_PX);
+  if (n < 2) return "";
+  return s.length <= n ? s : `${s.slice(0, n - 1)}…`;
+}
+
+/** A counter track as a filled step chart, scaled 0..max. */
+export function drawCounter(ctx: CanvasRenderingContext2D, series: TlSeries, max: number, y: number, h: number, vp: Viewport, pal: Palette): void {
+  const { view, base, x0, width } = vp;
+  const n = series.ts.length;
+  if (n === 0) return;
+  const scale = width / (view.t1 - view.t0);
+  const top = max > 0 ? max : Math.max(...series.values, 1e-12);
+  const yOf = (v: number) => y + h - (Math.max(0, Math.min(v, top)) / top) * (h - 2);
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(x0, y, width, h);
+  ctx.clip();
+  ctx.beginPath();
+  let px = x0 + Math.max(-2, (series.ts[0]! - base - view.t0) * scale);
+  ctx.moveTo(px, y + h);
+  let py = yOf(series.values[0]!);
+  ctx.lineTo(px, py);
+  for (let i = 1; i < n; i++) {
+    const x = x0 + Math.min(width + 2, Math.max(-2, (series.ts[i]! - base - view.t0) * scale));
+    ctx.lineTo(x, py);
+    py = yOf(series.values[i]!);
+    ctx.lineTo(x, py);
+    px = x;
+  }
+  ctx.lineTo(x0 + width + 2, py);
+  ctx.lineTo(x0 + width + 2, y + h);
+  ctx.closePath();
+  ctx.fillStyle = pal.counter;
+  ctx.fill();
+  ctx.strokeStyle = pal.counterLine;
+  ctx.lineWidth = 1;
+  ctx.stroke();
+  ctx.restore();
+}
+
+/** The counter's value at absolute time t (the last point at or before t). */
+export function counterValueAt(series: TlSeries, t: number): number | null {
+  let lo = 0;
+  let hi = series.ts.length - 1;
+  if (hi < 0 || series.ts[0]! > t) return null;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (series.ts[mid]! <= t) lo = mid;
+    else hi = mid - 1;
+  }
+  return series.values[lo] ?? null;
+}
+
+export const STEPS_H = 18;
+export const AXIS_H = 20;
+
+/** The step ruler (top band) and the time axis under it. */
+export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Viewport, cssW: number, pal: Palette, label: string): void {
+  const { view, base, x0, width } = vp;
+  ctx.fillStyle = pal.panel;
+  ctx.fillRect(0, 0, cssW, STEPS_H + AXIS_H);
+  const scale = width / (view.t1 - view.t0);
+  ctx.save();
+  ctx.beginPath();
+  ctx.rect(x0, 0, width, STEPS_H + AXIS_H);
+  ctx.clip();
+  ctx.font = "11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
+  ctx.textBaseline = "middle";
+  steps.forEach((st, k) => {
+    const a = (st.start - base - view.t0) * scale;
+    const b = (st.end - base - view.t0) * scale;
+    if (b < 0 || a > width) return;
+    ctx.fillStyle = k % 2 ? pal.stepB : pal.stepA;
+    ctx.fillRect(x0 + a, 1, Math.max(1, b - a), STEPS_H - 2);
+    ctx.fillStyle = pal.fg;
+    const text = fitText(`Step ${st.number}`, Math.min(b, width) - Math.max(a, 0) - 6);
+    if (text) ctx.fillText(text, x0 + Math.max(a, 0) + 3, STEPS_H / 2);
+    ctx.fillStyle = pal.border;
+    ctx.fillRect(x0 + a, 0, 1, STEPS_H);
+  });
+  const step = tickStep(view.t1 - view.t0, width);
+  ctx.fillStyle = pal.muted;
+  ctx.strokeStyle = pal.border;
+  ctx.beginPath();
+  for (const t of ticks(view, step)) {
+    const x = Math.round(x0 + (t - view.t0) * scale) + 0.5;
+    ctx.moveTo(x, STEPS_H + AXIS_H - 6);
+    ctx.lineTo(x, STEPS_H + AXIS_H);
+    ctx.fillText(formatTick(t, step), x + 3, STEPS_H + AXIS_H / 2 - 2);
+  }
+  ctx.stroke();
+  ctx.restore();
+  ctx.fillStyle = pal.muted;
+  ctx.fillText(label, 6, STEPS_H / 2);
+  ctx.fillStyle = pal.border;
+  ctx.fillRect(0, STEPS_H + AXIS_H - 1, cssW, 1);
+}
+
+/** Vertical grid lines at the axis ticks, behind the events. */
+export function drawGrid(ctx: CanvasRenderingContext2D, vp: Viewport, pal: Palette): void {
+  const { view, x0, width, height } = vp;
+  const step = tickStep(view.t1 - view.t0, width);
+  const scale = width / (view.t1 - view.t0);
+  ctx.fillStyle = pal.dark ? "rgba(255,255,255,0.05)" : "rgba(0,0,0,0.05)";
+  for (const t of ticks(view, step)) ctx.fillRect(Math.round(x0 + (t - view.t0) * scale), 0, 1, height);
+}
+
+export function setupCanvas(c: HTMLCanvasElement, cssW: number, cssH: number): CanvasRenderingContext2D | null {
+  const dpr = window.devicePixelRatio || 1;
+  const w = Math.max(1, Math.round(cssW * dpr));
+  const h = Math.max(1, Math.round(cssH * dpr));
+  if (c.width !== w || c.height !== h) {
+    c.width = w;
+    c.height = h;
+    c.style.width = `${cssW}px`;
+    c.style.height = `${cssH}px`;
+  }
+  const ctx = c.getContext("2d");
+  if (!ctx) return null;
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+  return ctx;
+}
