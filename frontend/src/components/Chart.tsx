@@ -35,14 +35,18 @@ export interface ChartProps {
   /** Called with the visible x range (axis units) after the user zooms. */
   onZoom?: (range: { start: number; end: number } | null) => void;
   ariaLabel?: string;
+  /** Called with the category index of a clicked bar or point. */
+  onClick?: (index: number) => void;
 }
 
-export function Chart({ option, height = 300, testId, onZoom, ariaLabel }: ChartProps): ReactNode {
+export function Chart({ option, height = 300, testId, onZoom, ariaLabel, onClick }: ChartProps): ReactNode {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<echarts.ECharts | null>(null);
   const theme = useTheme();
   const zoomRef = useRef(onZoom);
   zoomRef.current = onZoom;
+  const clickRef = useRef(onClick);
+  clickRef.current = onClick;
 
   useEffect(() => {
     if (!el.current) return;
@@ -50,6 +54,9 @@ export function Chart({ option, height = 300, testId, onZoom, ariaLabel }: Chart
     chart.current = c;
     const ro = new ResizeObserver(() => c.resize());
     ro.observe(el.current);
+    c.on("click", (e: { dataIndex?: number }) => {
+      if (clickRef.current && typeof e.dataIndex === "number") clickRef.current(e.dataIndex);
+    });
     c.on("datazoom", () => {
       const cb = zoomRef.current;
       if (!cb) return;

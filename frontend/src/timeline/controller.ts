@@ -65,7 +65,7 @@ export class TimelineController {
   rangeMode = false;
 
   private pal: Palette;
-  private readonly cache = new WindowCache(24);
+  private readonly cache = new WindowCache(16);
   private readonly scratch = new Scratch();
   private drawn: TlWindow | null = null;
   private frame = 0;
@@ -105,6 +105,7 @@ export class TimelineController {
     this.layout = buildLayout(tracks.groups, tracks.tracks, this.collapsed);
     this.pal = makePalette(dark, getComputedStyle(document.documentElement));
     this.listen();
+    this.fitHeight();
     this.resize();
     this.fetchMinimap();
   }
@@ -149,10 +150,12 @@ export class TimelineController {
     this.redraw();
   }
 
-  /** Centre the view on an event (absolute times) and scroll its row into sight. */
-  reveal(p: TlPlace, zoom = true): void {
+  /** Bring an event (absolute times) into the view: centred at ~5× its width, fitted with a margin,
+   * or just panned to when off screen; and scroll its row into sight. */
+  reveal(p: TlPlace, mode: "centre" | "fit" | "pan" = "centre"): void {
     const start = p.start - this.base;
-    if (zoom) this.setView(centreOn(start, p.dur, this.view, this.total));
+    if (mode === "centre") this.setView(centreOn(start, p.dur, this.view, this.total));
+    else if (mode === "fit") this.setView(fitRange(start, start + p.dur, this.total, 0.25));
     else if (start > this.view.t1 || start + p.dur < this.view.t0) {
       const span = this.view.t1 - this.view.t0;
       this.setView({ t0: start + p.dur / 2 - span / 2, t1: start + p.dur / 2 + span / 2 });
@@ -170,7 +173,14 @@ export class TimelineController {
   toggleKey(key: string): void {
     this.collapsed = toggle(this.collapsed, key);
     this.layout = buildLayout(this.tracks.groups, this.tracks.tracks, this.collapsed);
+    this.fitHeight();
     this.setScroll(this.scrollY);
+  }
+
+  /** The track area is no taller than its tracks (the ResizeObserver picks the new height up). */
+  private fitHeight(): void {
+    const host = this.el.main.parentElement;
+    if (host) host.style.maxHeight = `${Math.max(120, this.layout.height + 2)}px`;
   }
 
   // ---- geometry ----
@@ -478,7 +488,7 @@ export class TimelineController {
         if (t.kind === "counter") {
           ctx.fillStyle = pal.muted;
           ctx.font = "10px system-ui, sans-serif";
-          ctx.fillText(t.unit === "ratio" ? `0..${t.max}` : `max ${fmtValue(t.max, t.unit)}`, 28, y + l.h - 8);
+          ctx.fillText(`max ${fmtValue(t.max, t.unit)}`, 28, y + l.h - 8);
           ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
         }
         if (!l.collapsed && t.extraRows > 0) {
@@ -531,11 +541,10 @@ export class TimelineController {
     const m = this.minimapData;
     const full: Range = { t0: 0, t1: this.total };
     if (m) {
-      // event density: busy time per pixel of the outermost rows of every track
+      // event density: busy time per pixel, summed over every row (deep nesting shows as busier)
       const bins = new Float64Array(W);
       const scale = W / this.total;
       for (let i = 0; i < m.count; i++) {
-        if (m.depth[i] !== 0) continue;
         let a = (m.startUs[i]! - this.base) * scale;
         const b = a + m.durUs[i]! * scale;
         while (a < b) {

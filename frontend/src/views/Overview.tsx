@@ -191,7 +191,20 @@ export function OverviewView(p: ViewProps): ReactNode {
             The trace has no ProfilerStep#N ranges: call prof.step() once per iteration in the profiled loop.
           </Empty>
         ) : (
-          <Chart option={chart} height={320} testId="breakdown-chart" ariaLabel="Step time breakdown" />
+          <>
+            <Chart
+              option={chart}
+              height={320}
+              testId="breakdown-chart"
+              ariaLabel="Step time breakdown"
+              onClick={(i) => {
+                const st = shaped.steps[i];
+                if (st?.number !== undefined && st.number !== null)
+                  p.setState({ view: "Trace", find: `op:ProfilerStep#${st.number}`, sel: null, t0: null, t1: null }, true);
+              }}
+            />
+            <div className="muted">Click a step's bar to show it in the timeline (Trace view).</div>
+          </>
         )}
       </Section>
 

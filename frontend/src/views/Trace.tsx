@@ -198,7 +198,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       ctl.setSelection(event, event.links);
       if (revealNext.current) {
         revealNext.current = false;
-        ctl.reveal(event, true);
+        ctl.reveal(event, "centre");
       }
     }
   }, [selId, event]);
@@ -213,7 +213,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         if (!live) return;
         const place = readPlace(d);
         revealNext.current = false;
-        ctlRef.current?.reveal(place, true);
+        ctlRef.current?.reveal(place, "fit");
         setSelId(place.id);
         setStateRef.current({ find: null, sel: place.id });
       },
@@ -265,13 +265,13 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     if (!m) return;
     setK(n);
     revealNext.current = false;
-    ctlRef.current?.reveal(m, true);
+    ctlRef.current?.reveal(m, "centre");
     select(m.id);
   };
 
   const goToPlace = (pl: TlPlace) => {
     revealNext.current = false;
-    ctlRef.current?.reveal(pl, false);
+    ctlRef.current?.reveal(pl, "pan");
     select(pl.id);
   };
 
