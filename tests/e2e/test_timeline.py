@@ -86,9 +86,17 @@ def test_draws_zooms_and_pans(tb_samples, page, rec):
     assert g1 - g0 == pytest.approx(d1 - d0, rel=1e-3)
     page.wait_for_selector(READY)
     assert distinct_colours(page) > 3
-    # Fit shows the whole profile again
     _, tracks = tb_samples.get("timeline/tracks", run="resnet_like_cpu", worker="worker0", span="1")
     total = tracks["end_us"] - tracks["start_us"]
+    # a click in the overview centres the window there
+    mini = page.locator('[data-testid="timeline-minimap"]').bounding_box()
+    target = total * 0.75 if not g0 <= total * 0.75 <= g1 else total * 0.25
+    page.mouse.click(mini["x"] + 210 + (mini["width"] - 210) * target / total, mini["y"] + 20)
+    m0, m1 = wait_view_change(page, (g0, g1))
+    assert (m0 + m1) / 2 == pytest.approx(target, rel=0.02)
+    assert m1 - m0 == pytest.approx(g1 - g0, rel=1e-3)
+    g0, g1 = m0, m1
+    # Fit shows the whole profile again
     page.click('[data-testid="timeline-fit"]')
     f0, f1 = wait_view_change(page, (g0, g1))
     assert f0 <= 0 and f1 >= total
@@ -169,6 +177,17 @@ def test_click_a_kernel_opens_details_and_links(tb_gpu, page, rec):
     assert at is not None
     hit = page.evaluate(f"window.__timeline.hitTest({at['x']}, {at['y']})")
     assert hit["id"] == op["id"]
+    # collapsing the kernel's device group hides it; expanding shows it again
+    kernel_track = next(t for t in tracks["tracks"] if t["id"] == ev["track"])
+    group = f"g:{kernel_track['group']}"
+    box = page.locator(MAIN).bounding_box()
+    y = page.evaluate(f"window.__timeline.labelY({group!r})")
+    page.mouse.click(box["x"] + 20, y)
+    page.wait_for_timeout(200)
+    assert page.evaluate(f"window.__timeline.labelY('t:{ev['track']}')") is None
+    page.mouse.click(box["x"] + 20, y)
+    page.wait_for_timeout(200)
+    assert page.evaluate(f"window.__timeline.labelY('t:{ev['track']}')") is not None
     assert rec.errors == []
 
 

@@ -233,6 +233,15 @@ export class TimelineController {
     return null;
   }
 
+  /** The client y of the middle of a label line ("g:<group id>" or "t:<track id>"), when on screen. */
+  labelY(key: string): number | null {
+    const l = this.layout.lines.find((x) => x.key === key);
+    if (!l) return null;
+    const y = l.y - this.scrollY + Math.min(l.h, 18) / 2;
+    if (y < 0 || y > this.mainH) return null;
+    return this.el.main.getBoundingClientRect().top + y;
+  }
+
   private rowTop(track: number, depth: number): number | null {
     const p = this.layout.tracks.get(track);
     if (!p || depth >= p.rowsShown) return null;

@@ -40,6 +40,8 @@ const urlTime = (t: number) => String(Math.round(t * 1000) / 1000);
 export interface TimelineHook {
   locate(id: string): { x: number; y: number } | null;
   hitTest(x: number, y: number): { id: string | null; name: string; count: number } | null;
+  /** client y of a label line: "g:<group id>" or "t:<track id>" (click at a small x to toggle it) */
+  labelY(key: string): number | null;
   view(): Range;
 }
 
@@ -167,6 +169,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         const h = ctl.hitTest(x - r.left, y - r.top);
         return h ? { id: h.id, name: h.name, count: h.count } : null;
       },
+      labelY: (key) => ctl.labelY(key),
       view: () => ctl.view,
     };
     window.__timeline = hook;
