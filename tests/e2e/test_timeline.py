@@ -270,3 +270,40 @@ def test_dark_mode(tb_gpu, browser):
         ctx.close()
     assert rec.foreign() == [], f"requests left 127.0.0.1: {rec.foreign()}"
     assert rec.errors == []
+
+
+@pytest.fixture(scope="module")
+def tb_dense(tmp_path_factory: pytest.TempPathFactory):
+    """72 threads of 1 250 ops each (100 µs every 800 µs over 1 s): 90 000 separate boxes when the
+    whole profile is shown, none of them merged (the gaps are wider than the resolution)."""
+    from tests.fixtures.tensorboard_server import tensorboard
+    from tests.fixtures.trace_builder import TraceBuilder
+
+    logdir = tmp_path_factory.mktemp("dense")
+    b = TraceBuilder()
+    b.step(1, 0, 1_000_000)
+    for tid in range(72):
+        for i in range(1250):
+            b.op(f"op_{i % 50}", 10 + i * 800 + tid, 100, tid=1000 + tid)
+    b.write(logdir / "dense" / "w0.pt.trace.json.gz")
+    with tensorboard(logdir, tmp=tmp_path_factory.mktemp("tb")) as tb:
+        tb.wait_loaded(timeout=300)
+        yield tb
+
+
+def test_draws_100k_boxes_fast(tb_dense, page, rec):
+    open_trace(page, tb_dense, run="dense")
+    stats = page.evaluate("window.__timeline.stats()")
+    assert stats["items"] >= 90_000, stats
+    assert stats["boxes"] > 20_000, stats
+    # scroll through the tracks and time the frames (software rendering in headless chromium)
+    box = page.locator(MAIN).bounding_box()
+    page.mouse.move(box["x"] + 600, box["y"] + 200)
+    times = []
+    for _ in range(5):
+        page.mouse.wheel(0, 120)
+        page.wait_for_timeout(100)
+        times.append(page.evaluate("window.__timeline.stats()")["ms"])
+    assert sorted(times)[2] < 250, times
+    assert distinct_colours(page) > 10
+    assert rec.errors == []

@@ -90,6 +90,8 @@ export class TimelineController {
   private error: Error | null = null;
   private readonly cleanup: (() => void)[] = [];
   private lastState = "";
+  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing */
+  stats = { items: 0, boxes: 0, ms: 0 };
 
   constructor(
     readonly tracks: TlTracks,
@@ -340,12 +342,14 @@ export class TimelineController {
   }
 
   private draw(): void {
+    const began = performance.now();
     const entry = this.ensureData();
     const best = entry?.data ? entry : this.cache.best(this.view, this.base);
     this.drawn = best?.data ?? null;
-    this.drawMain();
+    const boxes = this.drawMain();
     this.drawRulerCanvas();
     this.drawMinimap();
+    this.stats = { items: this.drawn?.count ?? 0, boxes, ms: performance.now() - began };
     const ready = !!entry?.data && this.drawn === entry.data;
     const state = ready ? "ready" : "loading";
     const err = entry?.error ?? null;
@@ -357,9 +361,10 @@ export class TimelineController {
     }
   }
 
-  private drawMain(): void {
+  private drawMain(): number {
     const ctx = setupCanvas(this.el.main, this.cssW, this.mainH);
-    if (!ctx) return;
+    if (!ctx) return 0;
+    let boxes = 0;
     const pal = this.pal;
     const H = this.mainH;
     const vp = this.vp(H);
@@ -380,7 +385,7 @@ export class TimelineController {
     drawGrid(ctx, vp, pal);
     const w = this.drawn;
     if (w) {
-      drawEvents(ctx, w, this.layout, vp, pal, this.scratch);
+      boxes = drawEvents(ctx, w, this.layout, vp, pal, this.scratch);
       for (const [id, tp] of this.layout.tracks) {
         if (tp.track.kind !== "counter") continue;
         const s = w.counters.get(id);
@@ -403,6 +408,7 @@ export class TimelineController {
       ctx.fillStyle = pal.dark ? "rgba(255,255,255,0.25)" : "rgba(0,0,0,0.22)";
       ctx.fillRect(this.cssW - 5, ty, 4, th);
     }
+    return boxes;
   }
 
   private boxOf(p: { track: number; depth: number; start: number; dur: number }): { x: number; y: number; w: number } | null {

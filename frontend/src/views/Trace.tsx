@@ -43,6 +43,8 @@ export interface TimelineHook {
   /** client y of a label line: "g:<group id>" or "t:<track id>" (click at a small x to toggle it) */
   labelY(key: string): number | null;
   view(): Range;
+  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing */
+  stats(): { items: number; boxes: number; ms: number };
 }
 
 declare global {
@@ -171,6 +173,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       },
       labelY: (key) => ctl.labelY(key),
       view: () => ctl.view,
+      stats: () => ctl.stats,
     };
     window.__timeline = hook;
     ctl.redraw();
