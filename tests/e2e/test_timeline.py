@@ -244,6 +244,22 @@ def test_show_in_timeline_from_the_kernel_view(tb_gpu, page, rec):
     assert rec.errors == []
 
 
+def test_show_in_timeline_from_the_operator_view(tb_gpu, page, rec):
+    page.goto(app_url(tb_gpu, run=GPU_RUN, view="Operator"))
+    first = page.locator('[data-testid="op-table"] [role="cell"][data-col="name"]').first
+    first.wait_for()
+    name = first.get_attribute("title") or first.inner_text()
+    _, ev = tb_gpu.get("timeline/longest", run=GPU_RUN, worker="worker0", span="1", name=name, kind="op")
+    first.locator('[data-testid="show-in-timeline"]').click()
+    page.locator('[data-testid="timeline-details-name"]', has_text=name).wait_for(timeout=60000)
+    assert url_key(page, "sel") == ev["id"]
+    page.wait_for_selector(READY)
+    t0, t1 = url_view(page)
+    s = ev["start_us"] - _gpu_tracks(tb_gpu)["start_us"]
+    assert t0 <= s and s + ev["dur_us"] <= t1
+    assert rec.errors == []
+
+
 def test_dark_mode(tb_gpu, browser):
     rec = Recorder()
     ctx = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme="dark")
