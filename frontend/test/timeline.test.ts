@@ -6,7 +6,7 @@ import { WindowCache, tileFor } from "../src/timeline/cache";
 import { DecodeError, decodeWindow, encodeWindow } from "../src/timeline/decode";
 import { COUNTER_H, GROUP_H, ROW_H, TRACK_PAD, buildLayout, groupKey, rowAt, rowY, trackKey } from "../src/timeline/layout";
 import { MIN_SPAN, centreOn, clampView, formatTick, formatTime, pan, tickStep, ticks, timeToX, unitFor, xToTime, zoomAt } from "../src/timeline/nav";
-import { colorOf, counterValueAt, fitText, MEMCPY, MEMSET } from "../src/timeline/render";
+import { boxName, colorOf, counterValueAt, fitText, isMixed, MEMCPY, MEMSET } from "../src/timeline/render";
 import { parseFind } from "../src/views/Trace";
 
 const header = {
@@ -190,6 +190,13 @@ describe("drawing helpers", () => {
     expect(colorOf("aten::mm")).toBe(colorOf("aten::mm"));
     expect(colorOf("Memcpy HtoD (Pageable -> Device)")).toBe(MEMCPY);
     expect(colorOf("Memset (Device)")).toBe(MEMSET);
+  });
+  it("names boxes of mixed names", () => {
+    expect(isMixed("")).toBe(true);
+    expect(isMixed("12 events")).toBe(true);
+    expect(isMixed("aten::mm")).toBe(false);
+    expect(boxName("", 1200)).toBe("1,200 events");
+    expect(boxName("aten::mm", 3)).toBe("aten::mm");
   });
   it("fits labels", () => {
     expect(fitText("aten::convolution", 1000)).toBe("aten::convolution");

@@ -13,6 +13,7 @@ import {
   STEPS_H,
   Scratch,
   type Viewport,
+  boxName,
   counterValueAt,
   drawCounter,
   drawEvents,
@@ -277,7 +278,7 @@ export class TimelineController {
     return {
       index: best,
       id: itemId(w, best),
-      name: w.names[w.name[best]!] ?? "",
+      name: boxName(w.names[w.name[best]!] ?? "", w.cnt[best]!),
       start: w.startUs[best]!,
       dur: w.durUs[best]!,
       count: w.cnt[best]!,

@@ -19,7 +19,10 @@ export interface Palette {
   text: string;
   memcpy: string;
   memset: string;
+  /** boxes of several events with different names */
   merged: CanvasPattern | string;
+  /** drawn over every merged box (its events' colour when they share a name) */
+  hatch: CanvasPattern | string;
   stepA: string;
   stepB: string;
   counter: string;
@@ -84,6 +87,26 @@ export function makePalette(dark: boolean, style: CSSStyleDeclaration | null): P
       merged = g.createPattern(c, "repeat") ?? merged;
     }
   }
+  let hatch: CanvasPattern | string = "rgba(0,0,0,0)";
+  if (typeof document !== "undefined") {
+    const c = document.createElement("canvas");
+    c.width = 6;
+    c.height = 6;
+    const g = c.getContext("2d");
+    if (g) {
+      g.strokeStyle = dark ? "rgba(0,0,0,0.45)" : "rgba(255,255,255,0.7)";
+      g.lineWidth = 1.5;
+      g.beginPath();
+      g.moveTo(0, 6);
+      g.lineTo(6, 0);
+      g.moveTo(-1, 1);
+      g.lineTo(1, -1);
+      g.moveTo(5, 7);
+      g.lineTo(7, 5);
+      g.stroke();
+      hatch = g.createPattern(c, "repeat") ?? hatch;
+    }
+  }
   return {
     dark,
     bg: v("--bg", dark ? "#1e1f22" : "#ffffff"),
@@ -97,6 +120,7 @@ export function makePalette(dark: boolean, style: CSSStyleDeclaration | null): P
     memcpy: dark ? "#2f8f4e" : "#6cc48a",
     memset: dark ? "#6f8f2a" : "#b5d66b",
     merged,
+    hatch,
     stepA: dark ? "#2b2f36" : "#eef1f4",
     stepB: dark ? "#34393f" : "#e2e7ec",
     counter: dark ? "rgba(108,182,255,0.35)" : "rgba(9,105,218,0.25)",
@@ -132,7 +156,7 @@ export class Scratch {
     }
     if (this.colorsFor !== w) {
       this.colorsFor = w;
-      this.nameColor = Uint8Array.from(w.names, colorOf);
+      this.nameColor = Uint8Array.from(w.names, (n) => (isMixed(n) ? MERGED : colorOf(n)));
     }
   }
 }
@@ -171,7 +195,7 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     const a = (startUs[i]! - left) * scale;
     const b = a + durUs[i]! * scale;
     if (b < 0 || a > width) continue;
-    const c = cnt[i]! > 1 ? MERGED : s.nameColor[name[i]!]!;
+    const c = s.nameColor[name[i]!]!;
     s.vis[nv] = i;
     s.col[nv] = c;
     counts[c + 1]!++;
@@ -204,6 +228,17 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
       ctx.fillRect(x0 + a, y + 0.5, bw, ROW_H - 1.5);
     }
   }
+  // merged boxes: hatched over their colour
+  ctx.fillStyle = pal.hatch;
+  for (let k2 = 0; k2 < nv; k2++) {
+    const i = s.vis[k2]!;
+    if (cnt[i]! <= 1) continue;
+    let a = (startUs[i]! - left) * scale;
+    let b = a + durUs[i]! * scale;
+    if (a < -2) a = -2;
+    if (b > width + 2) b = width + 2;
+    ctx.fillRect(x0 + a, ty[track[i]!]! + depth[i]! * ROW_H + 0.5, b - a < 1 ? 1 : b - a, ROW_H - 1.5);
+  }
   // labels on wide boxes
   ctx.font = "11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
   ctx.textBaseline = "middle";
@@ -216,13 +251,23 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     const bw = b - a;
     if (bw < TEXT_MIN_PX) continue;
     const y = ty[track[i]!]! + depth[i]! * ROW_H;
-    const merged = cnt[i]! > 1;
-    ctx.fillStyle = merged ? pal.fg : pal.text;
-    const label = fitText(w.names[name[i]!] ?? "", bw - 6);
+    ctx.fillStyle = s.nameColor[name[i]!] === MERGED ? pal.fg : pal.text;
+    const label = fitText(boxName(w.names[name[i]!] ?? "", cnt[i]!), bw - 6);
     if (label) ctx.fillText(label, x0 + a + 3, y + ROW_H / 2);
   }
   ctx.restore();
   return nv;
+}
+
+/** A box of events with different names: the binary answer names it "" (the JSON "<n> events"). It is
+ * drawn grey; a box of events sharing one name keeps that name's colour. */
+export function isMixed(name: string): boolean {
+  return name === "" || /^\d+ events$/.test(name);
+}
+
+/** The name to show for a box. */
+export function boxName(name: string, count: number): string {
+  return name === "" && count > 1 ? `${count.toLocaleString("en-US")} events` : name;
 }
 
 /** Truncate a label to about `px` pixels (an estimate: no measureText per box). */

@@ -245,7 +245,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     const ctl = new AbortController();
     setFound((f) => ({ ...f, busy: true }));
     const timer = window.setTimeout(() => {
-      p.api.get<unknown>("timeline/search", { ...base, q, limit: 1000 }, ctl.signal).then(
+      p.api.get<unknown>("timeline/search", { ...base, q, limit: 10000 }, ctl.signal).then(
         (d) => setFound({ answer: readSearch(d), error: null, busy: false }),
         (e: unknown) => {
           if (!ctl.signal.aborted) setFound({ answer: null, error: e instanceof Error ? e : new Error(String(e)), busy: false });
