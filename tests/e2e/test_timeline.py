@@ -185,9 +185,14 @@ def test_click_a_kernel_opens_details_and_links(tb_gpu, page, rec):
     page.mouse.click(box["x"] + 20, y)
     page.wait_for_timeout(200)
     assert page.evaluate(f"window.__timeline.labelY('t:{ev['track']}')") is None
-    page.mouse.click(box["x"] + 20, y)
+    # going to the kernel from the operator's links opens its group again
+    page.locator(f'[data-testid="timeline-link"][data-id="{ev["id"]}"]').click()
+    page.locator('[data-testid="timeline-details-name"]', has_text=ev["name"]).wait_for()
     page.wait_for_timeout(200)
     assert page.evaluate(f"window.__timeline.labelY('t:{ev['track']}')") is not None
+    page.mouse.click(box["x"] + 20, y)  # and the label collapses it again
+    page.wait_for_timeout(200)
+    assert page.evaluate(f"window.__timeline.labelY('t:{ev['track']}')") is None
     assert rec.errors == []
 
 

@@ -5,7 +5,7 @@
 
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
 import { type Entry, WindowCache, tileFor } from "./cache";
-import { type Layout, ROW_H, buildLayout, lineAt, rowAt, toggle } from "./layout";
+import { type Layout, ROW_H, buildLayout, groupKey, lineAt, rowAt, toggle, trackKey } from "./layout";
 import { type Range, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
 import {
   AXIS_H,
@@ -167,10 +167,22 @@ export class TimelineController {
   }
 
   scrollToRow(track: number, depth: number): void {
+    this.expandFor(track, depth);
     const tp = this.layout.tracks.get(track);
     if (!tp) return;
     const y = tp.y + Math.min(depth, tp.rowsShown - 1) * ROW_H;
     if (y < this.scrollY + 10 || y + ROW_H > this.scrollY + this.mainH - 10) this.setScroll(y - this.mainH / 3);
+  }
+
+  /** Open the group and track an event is in, when collapsed away. */
+  private expandFor(track: number, depth: number): void {
+    const t = this.tracks.tracks.find((x) => x.id === track);
+    if (!t) return;
+    const keys = [groupKey(t.group), ...(depth > 0 ? [trackKey(t.id)] : [])].filter((k) => this.collapsed.has(k));
+    if (!keys.length) return;
+    for (const k of keys) this.collapsed = toggle(this.collapsed, k);
+    this.layout = buildLayout(this.tracks.groups, this.tracks.tracks, this.collapsed);
+    this.fitHeight();
   }
 
   toggleKey(key: string): void {
