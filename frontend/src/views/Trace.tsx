@@ -348,6 +348,32 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         </div>
         <div className="tl-tooltip" ref={tipRef} role="tooltip" />
       </div>
+      {selId && (
+        <div className="tl-selline" data-testid="timeline-selline">
+          <span className="muted">Selected: </span>
+          {event && event.id === selId ? (
+            <>
+              <strong className="tl-selname" title={event.name}>
+                {event.name}
+              </strong>
+              <span className="muted tl-selmeta">
+                {formatTime(event.dur)} · at {formatTime(event.start - tracks.start)}
+              </span>
+              <a
+                href="#"
+                onClick={(e) => {
+                  e.preventDefault();
+                  document.querySelector('[data-testid="timeline-details"]')?.scrollIntoView({ behavior: "smooth", block: "start" });
+                }}
+              >
+                details ↓
+              </a>
+            </>
+          ) : (
+            <span className="muted">loading…</span>
+          )}
+        </div>
+      )}
       <div className="tl-help muted">
         W/S or Ctrl+wheel: zoom · A/D, Shift+wheel or drag: pan · wheel: scroll tracks · click: select · double-click: zoom to event · Shift+drag: select a
         range · click a label to collapse it · click a step to zoom to it
