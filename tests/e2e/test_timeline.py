@@ -162,6 +162,12 @@ def test_click_a_kernel_opens_details_and_links(tb_gpu, page, rec):
     page.wait_for_selector('[data-testid="timeline-details-name"]')
     assert page.inner_text('[data-testid="timeline-details-name"]') == ev["name"]
     assert url_key(page, "sel") == ev["id"]
+    # a double click zooms onto the kernel
+    before = url_view(page)
+    page.mouse.dblclick(at["x"], at["y"])
+    z0, z1 = wait_view_change(page, before)
+    assert z0 <= start and start + ev["dur_us"] <= z1
+    assert z1 - z0 < 1.5 * ev["dur_us"]
     _, detail = tb_gpu.get("timeline/event", run=GPU_RUN, worker="worker0", span="1", id=ev["id"])
     relations = {link["relation"]: link for link in detail["links"]}
     assert "launched by" in relations and "operator" in relations
