@@ -109,6 +109,15 @@ def _prepared(profile: Any) -> _Prepared:
     )
 
 
+def device_series(profile: Any) -> list[tuple[str, int, int, np.ndarray, np.ndarray, np.ndarray]]:
+    """Per device: (label, device type, device id, ts, total allocated, total reserved), in time order."""
+    p = _prepare(profile)
+    return [
+        (d.label, d.device_type, d.device_id, p.ts[d.rows], p.allocated[d.rows], p.reserved[d.rows])
+        for d in p.devices.values()
+    ]
+
+
 def _device_rank(dev: _Device) -> tuple[int, int, int]:
     # accelerators first (the original defaults to the first GPU), then CPU, then unknown types
     if dev.device_type == 0:

@@ -281,7 +281,7 @@ def parse_call_stack(text: str) -> list[dict[str, Any]]:
     return [parse_frame(f) for f in text.split(";") if f.strip()]
 
 
-def _python_frames(profile, op_rows: np.ndarray) -> list[tuple[str, ...]]:
+def python_frames(profile, op_rows: np.ndarray) -> list[tuple[str, ...]]:
     """For each op: names of the python_function ranges enclosing it on its thread, innermost first."""
     py = profile.python
     ops = profile.ops
@@ -350,7 +350,7 @@ def operator_stacks(profile, name: str, input_shape: str | None = None) -> list[
     op_idx = rows["op"].to_numpy()
     legacy = name_index.values(profile, "ops", "call_stack")[op_idx]
     legacy = np.where(np.isin(legacy, ["nan", "None"]), "", legacy)
-    py_frames = _python_frames(profile, op_idx) if len(profile.python) else [() for _ in op_idx]
+    py_frames = python_frames(profile, op_idx) if len(profile.python) else [() for _ in op_idx]
     keys = [leg if leg else "\n".join(pf) for leg, pf in zip(legacy, py_frames, strict=True)]
     rows = rows.assign(stack_key=keys, legacy=legacy)
     out = []

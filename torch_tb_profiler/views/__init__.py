@@ -8,4 +8,5 @@ VIEW_MODULES: tuple[str, ...] = (
     "torch_tb_profiler.views.memory",
     "torch_tb_profiler.views.distributed",
     "torch_tb_profiler.views.trace",
+    "torch_tb_profiler.views.timeline",
 )

@@ -1,0 +1,160 @@
+"""The timeline index and its answers on a hand-built trace (expected values computed by hand)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.fixtures.trace_builder import TraceBuilder
+from torch_tb_profiler.analysis import timeline as tl
+from torch_tb_profiler.analysis.timeline_events import details
+from torch_tb_profiler.model import Profile
+from torch_tb_profiler.parse import load_profile
+
+BASE = 1_700_000_000_000_000.0
+
+
+def build(tmp_path: Path) -> Profile:
+    """Thread 100: step 0..1000 > mm 100..400 > launch 150..160 (kernel 500..700 on stream 7),
+    and a relu 450..500 in the step; stream 7 also holds a copy 600..650 that overlaps the kernel;
+    thread 200: an op 0..50 that partially overlaps a second op 40..90."""
+    b = TraceBuilder(style="modern")
+    b.step(1, 0, 1000)
+    mm = b.op("aten::mm", 100, 300)
+    b.launch("sgemm", 150, 10, 500, 200, ext_id=mm)
+    b.op("aten::relu", 450, 50)
+    b.memcpy("Memcpy HtoD", 600, 50, corr=9999, nbytes=1024)
+    b.op("aten::add", 0, 50, tid=200)
+    b.op("aten::mul", 40, 50, tid=200)
+    path = b.write(tmp_path / "w.pt.trace.json")
+    return load_profile(str(path))
+
+
+@pytest.fixture
+def profile(tmp_path: Path) -> Profile:
+    return build(tmp_path)
+
+
+def rows_of(w: tl.Window, idx: tl.TimelineIndex) -> list[tuple[str, int, int, float, float, int]]:
+    return [
+        (w.names[n] or "*", idx.tracks[t].kind, d, round(s - BASE, 3), round(du, 3), c)
+        for t, d, s, du, n, c in zip(w.track, w.depth, w.ts, w.dur, w.name, w.count, strict=True)
+    ]
+
+
+def test_tracks_rows_and_moved_events(profile: Profile) -> None:
+    idx = tl.build_index(profile)
+    by_name = {t.name: t for t in idx.tracks}
+    main, other = idx.tracks[0], by_name["Thread 200"]
+    assert main.name == "thread 100 (python)"  # the builder's thread_name metadata
+    assert (main.rows, main.extra_rows, main.moved, main.events) == (3, 0, 0, 4)  # step > mm > launch
+    # aten::mul starts inside aten::add and ends after it: not nested, so it goes to an extra row
+    assert (other.rows, other.extra_rows, other.moved) == (2, 1, 1)
+    stream = by_name["Stream 7"]
+    assert (stream.kind, stream.rows, stream.extra_rows, stream.moved, stream.events) == (
+        "stream",
+        2,
+        1,
+        1,
+        2,
+    )
+    assert [t.kind for t in idx.tracks[:3]] == ["thread", "thread", "stream"]
+    assert idx.groups[0]["kind"] == "host" and idx.groups[-1]["kind"] == "device"
+
+
+def test_narrow_window_holds_exactly_the_overlapping_events(profile: Profile) -> None:
+    idx = tl.build_index(profile)
+    w = tl.window(idx, BASE + 140, BASE + 520, px=2000, tracks=None)
+    # resolution 0.19 µs: nothing merges
+    assert sorted(rows_of(w, idx)) == sorted(
+        [
+            ("ProfilerStep#1", "thread", 0, 0.0, 1000.0, 1),
+            ("aten::mm", "thread", 1, 100.0, 300.0, 1),
+            ("cudaLaunchKernel", "thread", 2, 150.0, 10.0, 1),
+            ("aten::relu", "thread", 1, 450.0, 50.0, 1),
+            ("sgemm", "stream", 0, 500.0, 200.0, 1),
+        ]
+    )
+
+
+def test_coarse_window_merges_small_neighbours_and_counts_them(profile: Profile) -> None:
+    idx = tl.build_index(profile)
+    # 10 px over 1000 µs: 100 µs per pixel. On thread 100 row 1, mm (300 µs) stays; relu (50 µs) is
+    # alone on its row -> a box of 1. Row 2: the launch (10 µs), alone. Thread 200: add (50) alone on
+    # row 0, mul on its extra row.
+    w = tl.window(idx, BASE, BASE + 1000, px=10, tracks=None)
+    assert int(w.count.sum()) == idx.event_count
+    b = TraceBuilder()
+    for i in range(10):  # ten 1 µs kernels 2 µs apart on one stream, then a long one
+        b.kernel("k_small", 100 + 3 * i, 1, corr=i + 1)
+    b.kernel("k_long", 200, 300, corr=99)
+    b.kernel("other_small", 600, 1, corr=100)
+    b.kernel("k_small", 602, 1, corr=101)
+    p = load_profile(str(b.write(Path(profile.source).parent / "k.pt.trace.json")))
+    idx2 = tl.build_index(p)
+    w = tl.window(idx2, BASE, BASE + 1000, px=100, tracks=None)  # 10 µs per pixel
+    got = rows_of(w, idx2)
+    assert got == [
+        ("k_small", "stream", 0, 100.0, 28.0, 10),  # one box: same name, 10 events, 100..128
+        ("k_long", "stream", 0, 200.0, 300.0, 1),
+        ("*", "stream", 0, 600.0, 3.0, 2),  # mixed names: no name, "2 events"
+    ]
+    assert list(w.row[:2]) == [-1, 99 - 99 + int(p.device.index[p.device["name"] == "k_long"][0])]
+
+
+def test_answer_is_capped_by_coarsening(profile: Profile, monkeypatch: pytest.MonkeyPatch) -> None:
+    idx = tl.build_index(profile)
+    monkeypatch.setattr(tl, "MAX_ITEMS", 7)  # 8 events on 7 rows
+    w = tl.window(idx, BASE, BASE + 1000, px=20000, tracks=None)
+    assert w.ts.size <= 7 and w.resolution_us > 1000 / 20000
+    assert int(w.count.sum()) == idx.event_count
+
+
+def test_tracks_filter_and_counters(profile: Profile) -> None:
+    idx = tl.build_index(profile)
+    stream = next(t.id for t in idx.tracks if t.kind == "stream")
+    w = tl.window(idx, BASE, BASE + 1000, px=2000, tracks=[stream])
+    assert set(w.track.tolist()) == {stream} and w.ts.size == 2
+    util = next(t for t in idx.tracks if t.name == "GPU 0 Utilization")
+    series = idx.counters[util.id]
+    assert util.unit == "ratio" and 0 < util.max <= 1
+    assert np.all(np.diff(series.ts) >= 0)
+
+
+def test_self_time_search_longest_aggregate(profile: Profile) -> None:
+    idx = tl.build_index(profile)
+    agg = {r["name"]: r for r in tl.aggregate(idx, BASE, BASE + 1000, None)["rows"]}
+    assert agg["ProfilerStep#1"]["self_us"] == pytest.approx(1000 - 300 - 50)
+    assert agg["aten::mm"]["self_us"] == pytest.approx(300 - 10)
+    assert agg["sgemm"]["self_us"] is None and agg["sgemm"]["total_us"] == 200
+    total, matches = tl.search(idx, "ATEN::M", exact=False, limit=10)  # case-insensitive substring
+    assert total == 2 and [m["name"] for m in matches] == ["aten::mul", "aten::mm"]
+    assert [round(m["start_us"] - BASE) for m in matches] == [40, 100]  # time order
+    assert tl.longest(idx, "sgemm", "kernel")["dur_us"] == 200
+    assert tl.longest(idx, "sgemm", "op") is None
+
+
+def test_event_details_link_kernel_runtime_and_op(profile: Profile) -> None:
+    idx = tl.build_index(profile)
+    k = int(np.flatnonzero(profile.device["name"].to_numpy() == "sgemm")[0])
+    d = details(profile, idx, "dev", k, tl.locate(idx, "dev", k))
+    assert d["name"] == "sgemm" and d["category"] == "kernel" and d["dur_us"] == 200
+    assert d["args"]["stream"] == 7 and d["args"]["grid"] == "[1, 1, 1]"
+    links = {link["relation"]: link["name"] for link in d["links"]}
+    assert links == {"launched by": "cudaLaunchKernel", "operator": "aten::mm"}
+    op = int(np.flatnonzero(profile.ops["name"].to_numpy() == "aten::mm")[0])
+    d = details(profile, idx, "op", op, tl.locate(idx, "op", op))
+    assert {(link["relation"], link["name"]) for link in d["links"]} == {
+        ("launches", "cudaLaunchKernel"),
+        ("kernel", "sgemm"),
+    }
+    assert d["self_us"] == pytest.approx(290)
+
+
+def test_parse_id() -> None:
+    assert tl.parse_id("dev:12") == ("dev", 12)
+    for bad in ("dev", "x:1", "op:-1", "op:1:2"):
+        with pytest.raises(ValueError):
+            tl.parse_id(bad)

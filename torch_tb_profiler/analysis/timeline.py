@@ -1,0 +1,721 @@
+"""The timeline index: every timed event of a profile on a track and a row, sorted for window queries.
+
+Built once per profile from the model's tables (never from the JSON) and kept in ``profile.cache``.
+Rules (docs/metrics.md, "Timeline"):
+
+- Tracks: one per host thread (ops, runtime calls, ``python_function`` ranges and other host events
+  of that (pid, tid)), one per device stream (kernels, memcpy, memset, syncs), one per device stream
+  for its GPU annotations, and counter tracks per device.
+- Depth on a thread: the number of the thread's events open when the event starts (a sweep over
+  starts and ends; at one time, ends come first, and zero-length events end after all starts). On a
+  properly nested thread this is the nesting depth of the op tree. Stream events don't nest: depth 0.
+- No event is dropped: an event that overlaps the previous event of its own row without nesting
+  goes to an extra row below the track's nesting rows (first one free, greedy by start time); the
+  track counts them as ``moved``.
+- Arrays are sorted by (track, row, start); on one row events never overlap, so their ends are
+  sorted too, and the events overlapping a window are one slice per row (two binary searches).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis import memory as mem
+from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.downsample import downsample_indices
+from torch_tb_profiler.analysis.trace_counters import counter_events, trace_range
+from torch_tb_profiler.model import Profile
+
+KINDS = ("op", "rt", "dev", "py", "sync", "ann", "other")
+TABLES = {
+    "op": "ops",
+    "rt": "runtimes",
+    "dev": "device",
+    "py": "python",
+    "sync": "syncs",
+    "ann": "gpu_annotations",
+    "other": "others",
+}
+_HOST_KINDS = ("op", "rt", "py", "other")
+_NESTING = ("thread", "python", "annotations")  # track kinds whose events nest (streams' don't)
+# start-before-end slack on one row: float64 rounding of ns timestamps written as µs
+_ROUNDING_US = 0.002
+MAX_ITEMS = 100_000
+MAX_PX = 20_000
+_ID = re.compile(r"^([a-z]+):(\d+)$")
+
+
+@dataclass
+class Track:
+    id: int
+    group: str
+    kind: str  # "thread" | "stream" | "annotations" | "counter"
+    name: str
+    rows: int = 0
+    extra_rows: int = 0
+    moved: int = 0
+    events: int = 0
+    unit: str = ""
+    max: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"id": self.id, "group": self.group, "kind": self.kind, "name": self.name}
+        if self.kind == "counter":
+            out.update(unit=self.unit, max=self.max, events=self.events)
+        else:
+            out.update(rows=self.rows, extra_rows=self.extra_rows, moved=self.moved, events=self.events)
+        return out
+
+
+@dataclass
+class Series:
+    ts: np.ndarray
+    values: np.ndarray
+
+
+@dataclass
+class TimelineIndex:
+    start_us: float
+    end_us: float
+    groups: list[dict[str, str]]
+    tracks: list[Track]
+    # per event, sorted by (track, depth, ts)
+    ts: np.ndarray
+    end: np.ndarray
+    name: np.ndarray  # int32 code into names
+    kind: np.ndarray  # uint8 index into KINDS
+    row: np.ndarray  # int32 row in the kind's table
+    track: np.ndarray  # uint16
+    depth: np.ndarray  # uint16
+    names: np.ndarray  # object array of str
+    # segments: runs of one (track, depth); seg_lo/seg_hi slice the arrays above
+    seg_track: np.ndarray
+    seg_depth: np.ndarray
+    seg_lo: np.ndarray
+    seg_hi: np.ndarray
+    position: dict[str, np.ndarray]  # kind -> row -> position in the arrays above
+    counters: dict[int, Series] = field(default_factory=dict)
+    _self: np.ndarray | None = field(default=None, repr=False)
+
+    @property
+    def event_count(self) -> int:
+        return int(self.ts.size)
+
+    def nbytes(self) -> int:
+        arrays = [self.ts, self.end, self.name, self.kind, self.row, self.track, self.depth]
+        arrays += list(self.position.values())
+        return int(sum(a.nbytes for a in arrays))
+
+    def segments_of(self, tracks: list[int] | None) -> np.ndarray:
+        if tracks is None:
+            return np.arange(self.seg_lo.size)
+        return np.flatnonzero(np.isin(self.seg_track, np.asarray(tracks, dtype=np.int64)))
+
+
+def index(profile: Profile) -> TimelineIndex:
+    return memoized(profile, "timeline.index", lambda: build_index(profile))
+
+
+# ---- building --------------------------------------------------------------------------------------
+
+
+def build_index(profile: Profile) -> TimelineIndex:
+    parts = []  # (kind code, table rows, ts, end, names, track key)
+    host_pid: list[np.ndarray] = []
+    host_tid: list[np.ndarray] = []
+    for k in _HOST_KINDS:
+        t = getattr(profile, TABLES[k])
+        host_pid.append(t["pid"].to_numpy(object))
+        host_tid.append(t["tid"].to_numpy(object))
+    pid_all = np.concatenate(host_pid) if host_pid else np.empty(0, object)
+    tid_all = np.concatenate(host_tid) if host_tid else np.empty(0, object)
+    pid_codes, pid_names = pd.factorize(pid_all.astype(str), sort=False)
+    tid_codes, tid_names = pd.factorize(tid_all.astype(str), sort=False)
+    host_key = pid_codes.astype(np.int64) * max(1, len(tid_names)) + tid_codes
+    offset = 0
+    keys: list[tuple] = []  # distinct track keys, each a tuple describing the track
+    key_codes: dict[tuple, int] = {}
+
+    def code_of(key: tuple) -> int:
+        if key not in key_codes:
+            key_codes[key] = len(keys)
+            keys.append(key)
+        return key_codes[key]
+
+    for k in _HOST_KINDS:
+        t = getattr(profile, TABLES[k])
+        n = len(t)
+        hk = host_key[offset : offset + n]
+        offset += n
+        if not n:
+            continue
+        uniq, inv = np.unique(hk, return_inverse=True)
+        width = max(1, len(tid_names))
+        # python_function ranges get a track of their own beside their thread: they overlap ops
+        # without nesting (a record_function's __enter__ opens before its annotation and closes inside)
+        track_kind = "python" if k == "py" else "thread"
+        lookup = np.array(
+            [
+                code_of((track_kind, str(pid_names[u // width]), str(tid_names[u % width])))
+                for u in uniq.tolist()
+            ],
+            dtype=np.int64,
+        )
+        parts.append((KINDS.index(k), t, lookup[inv.ravel()]))
+    for k, track_kind in (("dev", "stream"), ("sync", "stream"), ("ann", "annotations")):
+        t = getattr(profile, TABLES[k])
+        if not len(t):
+            continue
+        dev = t["device"].to_numpy(np.int64)
+        stream = t["stream"].to_numpy(np.int64) if "stream" in t else np.zeros(len(t), np.int64)
+        pair = np.stack([dev, stream], axis=1)
+        uniq, inv = np.unique(pair, axis=0, return_inverse=True)
+        lookup = np.array([code_of((track_kind, int(d), int(s))) for d, s in uniq.tolist()], dtype=np.int64)
+        parts.append((KINDS.index(k), t, lookup[inv.ravel()]))
+
+    # track order: host processes (numeric pid first), their threads; then devices, their streams
+    def sort_key(key: tuple) -> tuple:
+        if key[0] in ("thread", "python"):
+            return (0, _num_key(key[1]), _num_key(key[2]), key[0] == "python")
+        return (1, (0, key[1], ""), (0, key[2], ""), 0 if key[0] == "stream" else 1)
+
+    order = sorted(range(len(keys)), key=lambda i: sort_key(keys[i]))
+    track_of_code = np.empty(len(keys), dtype=np.int64)
+    track_of_code[order] = np.arange(len(keys))
+    ordered_keys = [keys[i] for i in order]
+
+    kind = (
+        np.concatenate([np.full(len(t), c, np.uint8) for c, t, _ in parts])
+        if parts
+        else np.empty(0, np.uint8)
+    )
+    row = (
+        np.concatenate([np.arange(len(t), dtype=np.int32) for _, t, _ in parts])
+        if parts
+        else np.empty(0, np.int32)
+    )
+    track = np.concatenate([track_of_code[tk] for _, _, tk in parts]) if parts else np.empty(0, np.int64)
+    ts = np.concatenate([t["ts"].to_numpy(np.float64) for _, t, _ in parts]) if parts else np.empty(0)
+    end = np.concatenate([t["end"].to_numpy(np.float64) for _, t, _ in parts]) if parts else np.empty(0)
+    end = np.maximum(end, ts)  # a negative duration draws as zero length
+    names_obj = (
+        np.concatenate([t["name"].to_numpy(object) for _, t, _ in parts]) if parts else np.empty(0, object)
+    )
+    name_codes, names = pd.factorize(names_obj, use_na_sentinel=False)
+    names = np.asarray(["" if u is None else str(u) for u in names], dtype=object)
+
+    nests = np.array([k[0] in _NESTING for k in ordered_keys], dtype=bool)
+    depth = _nesting_depth(track, ts, end, nests[track] if track.size else np.zeros(0, bool))
+    depth, moved_mask = _extra_rows(track, depth, ts, end, nests)
+
+    final = np.lexsort((ts, depth, track))
+    ts, end, track, depth = ts[final], end[final], track[final], depth[final]
+    kind, row, name_codes, moved_mask = kind[final], row[final], name_codes[final], moved_mask[final]
+
+    seg_lo, seg_hi = _segments(track, depth)
+
+    position = {}
+    for c, k in enumerate(KINDS):
+        rows_of_kind = np.flatnonzero(kind == c)
+        n = len(getattr(profile, TABLES[k]))
+        pos = np.full(n, -1, dtype=np.int64)
+        pos[row[rows_of_kind]] = rows_of_kind
+        position[k] = pos
+
+    groups, tracks = _describe(profile, ordered_keys, track, depth, moved_mask)
+    rng = _range(profile, ts, end)
+    idx = TimelineIndex(
+        start_us=rng[0],
+        end_us=rng[1],
+        groups=groups,
+        tracks=tracks,
+        ts=ts,
+        end=end,
+        name=name_codes.astype(np.int32),
+        kind=kind,
+        row=row,
+        track=track.astype(np.uint16),
+        depth=depth.astype(np.uint16),
+        names=names,
+        seg_track=track[seg_lo].astype(np.int64),
+        seg_depth=depth[seg_lo].astype(np.int64),
+        seg_lo=seg_lo,
+        seg_hi=seg_hi,
+        position=position,
+    )
+    _add_counters(profile, idx)
+    return idx
+
+
+def _num_key(text: str) -> tuple[int, int, str]:
+    return (0, int(text), "") if text.lstrip("-").isdigit() else (1, 0, text)
+
+
+def _nesting_depth(track: np.ndarray, ts: np.ndarray, end: np.ndarray, nests: np.ndarray) -> np.ndarray:
+    """Events open on the same track when each starts (see the module doc); 0 where ``nests`` is False."""
+    n = ts.size
+    depth = np.zeros(n, dtype=np.int64)
+    sel = np.flatnonzero(nests)
+    if not sel.size:
+        return depth
+    # event order: (track, ts, longest first) -> rank used to break ties between starts
+    rank = np.empty(sel.size, dtype=np.int64)
+    rank[np.lexsort((ts[sel] - end[sel], ts[sel], track[sel]))] = np.arange(sel.size)
+    zero = end[sel] <= ts[sel]
+    p_track = np.r_[track[sel], track[sel]]
+    p_time = np.r_[ts[sel], end[sel]]
+    p_type = np.r_[np.ones(sel.size, np.int8), np.where(zero, 2, 0).astype(np.int8)]
+    p_rank = np.r_[rank, rank]
+    order = np.lexsort((p_rank, p_type, p_time, p_track))
+    delta = np.where(p_type[order] == 1, 1, -1)
+    before = np.cumsum(delta) - delta  # open events before this point (each track nets to zero)
+    is_start = order < sel.size
+    depth[sel[order[is_start]]] = before[is_start]
+    return depth
+
+
+def _segments(track: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(first, past-last) positions of each run of one (track, depth) in arrays sorted by them."""
+    if not track.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    change = np.flatnonzero((track[1:] != track[:-1]) | (depth[1:] != depth[:-1])) + 1
+    return np.r_[0, change].astype(np.int64), np.r_[change, track.size].astype(np.int64)
+
+
+def _row_above(ts: np.ndarray, track: np.ndarray, depth: np.ndarray) -> np.ndarray:
+    """For arrays sorted by (track, depth, ts): per event, the position of the last event one row up
+    on its track that starts at or before it (its parent when rows nest), -1 if none."""
+    out = np.full(ts.size, -1, dtype=np.int64)
+    lo, hi = _segments(track, depth)
+    seg_of = {(int(track[a]), int(depth[a])): (a, b) for a, b in zip(lo.tolist(), hi.tolist(), strict=True)}
+    for (tr, d), (a, b) in seg_of.items():
+        above = seg_of.get((tr, d - 1)) if d > 0 else None
+        if above is None:
+            continue
+        pa, pb = above
+        cand = pa + np.searchsorted(ts[pa:pb], ts[a:b], side="right") - 1
+        out[a:b] = np.where(cand >= pa, cand, -1)
+    return out
+
+
+def _slack(end: np.ndarray) -> np.ndarray:
+    return np.maximum(_ROUNDING_US, 2 * np.spacing(end))
+
+
+def _extra_rows(
+    track: np.ndarray, depth: np.ndarray, ts: np.ndarray, end: np.ndarray, nests: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Depth with events that don't fit their row moved below their track's rows; and which moved.
+
+    An event doesn't fit when, on a nesting track, the event it sits under ends before it does (a
+    partial overlap), or when it starts before the previous event of its row ends."""
+    moved = np.zeros(ts.size, dtype=bool)
+    if not ts.size:
+        return depth, moved
+    order = np.lexsort((ts, depth, track))
+    s_ts, s_end, s_track, s_depth = ts[order], end[order], track[order], depth[order]
+    parent = _row_above(s_ts, s_track, s_depth)
+    nested = nests[s_track] & (s_depth > 0)
+    overhangs = (parent < 0) | (s_end[np.maximum(parent, 0)] < s_end - _slack(s_end))
+    moved[order[nested & overhangs]] = True
+    alive = order[~moved[order]]
+    for _ in range(64):  # each pass removes the events overlapping their kept predecessor
+        t, d = track[alive], depth[alive]
+        same = np.r_[False, (t[1:] == t[:-1]) & (d[1:] == d[:-1])]
+        prev_end = end[alive][:-1]
+        hit = (
+            same & np.r_[False, ts[alive][1:] < prev_end - np.maximum(_ROUNDING_US, 2 * np.spacing(prev_end))]
+        )
+        if not hit.any():
+            break
+        moved[alive[hit]] = True
+        alive = alive[~hit]
+    else:  # pathological: settle the rest one by one
+        keep_end: dict[tuple[int, int], float] = {}
+        for i in alive.tolist():
+            key = (int(track[i]), int(depth[i]))
+            if ts[i] < keep_end.get(key, -np.inf) - _ROUNDING_US:
+                moved[i] = True
+            else:
+                keep_end[key] = end[i]
+    if not moved.any():
+        return depth, moved
+    depth = depth.copy()
+    nest_rows = np.zeros(int(track.max()) + 1, dtype=np.int64)
+    np.maximum.at(nest_rows, track[~moved], depth[~moved] + 1)
+    idx = np.flatnonzero(moved)
+    idx = idx[np.lexsort((ts[idx], track[idx]))]
+    lanes: dict[int, list[float]] = {}
+    for i in idx.tolist():
+        tr = int(track[i])
+        ends = lanes.setdefault(tr, [])
+        for lane, last in enumerate(ends):
+            if ts[i] >= last:
+                ends[lane] = end[i]
+                break
+        else:
+            lane = len(ends)
+            ends.append(end[i])
+        depth[i] = nest_rows[tr] + lane
+    return depth, moved
+
+
+def _describe(
+    profile: Profile, keys: list[tuple], track: np.ndarray, depth: np.ndarray, moved: np.ndarray
+) -> tuple[list[dict[str, str]], list[Track]]:
+    meta = profile.meta
+    n = len(keys)
+    events = np.bincount(track, minlength=n) if track.size else np.zeros(n, np.int64)
+    rows = np.zeros(n, np.int64)
+    if track.size:
+        np.maximum.at(rows, track, depth.astype(np.int64) + 1)
+    nest_rows = np.zeros(n, np.int64)
+    if track.size and (~moved).any():
+        np.maximum.at(nest_rows, track[~moved], depth[~moved].astype(np.int64) + 1)
+    moved_count = np.bincount(track[moved], minlength=n) if moved.any() else np.zeros(n, np.int64)
+    groups: list[dict[str, str]] = []
+    seen: set[str] = set()
+    tracks: list[Track] = []
+    for i, key in enumerate(keys):
+        if key[0] in ("thread", "python"):
+            pid, tid = key[1], key[2]
+            gid, gname, gkind = f"p:{pid}", f"Process {pid}", "host"
+            pname = meta.process_names.get(pid)
+            if pname:
+                gname += f" ({pname})"
+            name = meta.thread_names.get((pid, tid)) or f"Thread {tid}"
+            if key[0] == "python":
+                name += " Python"
+        else:
+            dev, stream = key[1], key[2]
+            gid, gname, gkind = f"d:{dev}", _device_name(profile, dev), "device"
+            name = f"Stream {stream}" + (" annotations" if key[0] == "annotations" else "")
+        if gid not in seen:
+            seen.add(gid)
+            groups.append({"id": gid, "name": gname, "kind": gkind})
+        extra = int(rows[i] - nest_rows[i]) if moved_count[i] else 0
+        tracks.append(
+            Track(
+                id=i,
+                group=gid,
+                kind=key[0],
+                name=name,
+                rows=int(rows[i]),
+                extra_rows=extra,
+                moved=int(moved_count[i]),
+                events=int(events[i]),
+            )
+        )
+    return groups, tracks
+
+
+def _device_name(profile: Profile, device: int) -> str:
+    props = profile.meta.device_property(device)
+    label = f"GPU {device}"
+    return f"{label} ({props['name']})" if props.get("name") else label
+
+
+def _range(profile: Profile, ts: np.ndarray, end: np.ndarray) -> tuple[float, float]:
+    lo, hi = np.inf, -np.inf
+    span = trace_range(profile)
+    if span is not None:
+        lo, hi = span
+    if ts.size:
+        lo, hi = min(lo, float(ts.min())), max(hi, float(end.max()))
+    if not np.isfinite(lo):
+        return 0.0, 1.0
+    return float(lo), float(hi if hi > lo else lo + 1.0)
+
+
+def _add_counters(profile: Profile, idx: TimelineIndex) -> None:
+    """GPU utilization / SM efficiency (trace_counters), memory per device, the trace's own counters."""
+    series: list[tuple[str, str, str, np.ndarray, np.ndarray]] = []  # group, name, unit, ts, values
+    by_name: dict[str, list[tuple[float, float]]] = {}
+    device_of: dict[str, int] = {}
+    for e in counter_events(profile):
+        points = by_name.setdefault(e["name"], [])
+        device_of[e["name"]] = int(e["pid"])
+        points.append((float(e["ts"]), float(next(iter(e["args"].values())))))
+    for cname, points in by_name.items():
+        arr = np.asarray(points, dtype=np.float64)
+        # the leading (1, 0) pair pins chrome://tracing's scale; not a measurement
+        if len(arr) >= 2 and arr[0, 1] == 1 and arr[1, 1] == 0 and arr[0, 0] == arr[1, 0]:
+            arr = arr[1:]
+        series.append((f"d:{device_of[cname]}", cname, "ratio", arr[:, 0], arr[:, 1]))
+    for label, dev_type, dev_id, t, allocated, reserved in mem.device_series(profile):
+        group = f"d:{dev_id}" if dev_type != 0 and dev_id >= 0 else _first_host_group(idx)
+        for what, values in (("Allocated", allocated), ("Reserved", reserved)):
+            ok = ~np.isnan(values)
+            if ok.any():
+                series.append((group, f"{label} {what}", "bytes", t[ok], values[ok]))
+    for (cname, key), (t, values) in trace_counter_series(profile).items():
+        series.append(
+            (_first_host_group(idx), f"{cname}" if key == cname else f"{cname} {key}", "", t, values)
+        )
+    known = {g["id"] for g in idx.groups}
+    for group, cname, unit, t, values in series:
+        if group not in known:
+            known.add(group)
+            dev = group.split(":", 1)[1]
+            idx.groups.append(
+                {
+                    "id": group,
+                    "name": _device_name(profile, int(dev)) if dev.isdigit() else group,
+                    "kind": "device",
+                }
+            )
+        tid = len(idx.tracks)
+        finite = values[np.isfinite(values)]
+        idx.tracks.append(
+            Track(
+                tid,
+                group,
+                "counter",
+                cname,
+                unit=unit,
+                max=float(finite.max()) if finite.size else 0.0,
+                events=t.size,
+            )
+        )
+        order = np.argsort(t, kind="stable")
+        idx.counters[tid] = Series(t[order], values[order])
+    # counter tracks right after the last track of their group
+    position = {g["id"]: i for i, g in enumerate(idx.groups)}
+    idx.groups.sort(key=lambda g: (g["kind"] != "host", position[g["id"]]))
+
+
+def _first_host_group(idx: TimelineIndex) -> str:
+    for g in idx.groups:
+        if g["kind"] == "host":
+            return g["id"]
+    return "p:counters"
+
+
+def trace_counter_series(profile: Profile) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """The trace's own ``ph: "C"`` counters: (name, series key) -> (ts, values)."""
+    table = getattr(profile, "counters", None)
+    if table is None or not len(table):
+        return {}
+    out = {}
+    for (cname, key), grp in table.groupby(["name", "key"], sort=True):
+        out[(str(cname), str(key))] = (grp["ts"].to_numpy(np.float64), grp["value"].to_numpy(np.float64))
+    return out
+
+
+# ---- answering -------------------------------------------------------------------------------------
+
+
+@dataclass
+class Window:
+    start_us: float
+    end_us: float
+    px: int
+    resolution_us: float
+    ts: np.ndarray
+    dur: np.ndarray
+    kind: np.ndarray  # uint8, KINDS index
+    row: np.ndarray  # int32, -1 for a merged box
+    name: np.ndarray  # index into names; 0 ("") for a box of mixed names
+    names: list[str]
+    count: np.ndarray
+    track: np.ndarray
+    depth: np.ndarray
+    counters: dict[int, Series]
+
+
+def window(idx: TimelineIndex, start: float, end: float, px: int, tracks: list[int] | None) -> Window:
+    """The events of ``tracks`` overlapping [start, end], small neighbours merged (module doc; api.md)."""
+    segs = idx.segments_of(tracks)
+    pieces = []
+    for s in segs.tolist():
+        lo, hi = int(idx.seg_lo[s]), int(idx.seg_hi[s])
+        a = lo + int(np.searchsorted(idx.end[lo:hi], start, side="left"))
+        b = lo + int(np.searchsorted(idx.ts[lo:hi], end, side="right"))
+        if b > a:
+            pieces.append((a, b))
+    if pieces:
+        lengths = np.array([b - a for a, b in pieces], dtype=np.int64)
+        starts = np.array([a for a, _ in pieces], dtype=np.int64)
+        first = np.r_[0, np.cumsum(lengths)[:-1]]
+        sel = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(first - starts, lengths)
+        seg_first = np.zeros(sel.size, dtype=bool)
+        seg_first[first] = True
+    else:
+        sel = np.zeros(0, np.int64)
+        seg_first = np.zeros(0, bool)
+    res = (end - start) / px
+    t, e = idx.ts[sel], idx.end[sel]
+    while True:
+        group = _merge_groups(t, e, seg_first, res)
+        n_groups = int(group[-1]) + 1 if group.size else 0
+        # a row's events merge at most into one box: past the window's width coarsening can't help
+        if n_groups <= MAX_ITEMS or res > 2 * (end - start):
+            break
+        res *= 2
+    heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if group.size else np.zeros(0, np.int64)
+    tails = np.r_[heads[1:], group.size] - 1 if group.size else np.zeros(0, np.int64)
+    count = (tails - heads + 1).astype(np.uint32)
+    codes = idx.name[sel]
+    same_name = (
+        np.minimum.reduceat(codes, heads) == np.maximum.reduceat(codes, heads)
+        if heads.size
+        else np.zeros(0, bool)
+    )
+    head_rows = sel[heads]
+    name_code = np.where(same_name, codes[heads], -1)
+    used, local = np.unique(name_code, return_inverse=True)
+    names = [""] + [str(idx.names[c]) for c in used.tolist() if c >= 0]
+    local = local.ravel() + (0 if used.size and used[0] == -1 else 1)
+    single = count == 1
+    counters = {}
+    wanted = idx.counters.keys() if tracks is None else [t for t in tracks if t in idx.counters]
+    for tid in wanted:
+        counters[tid] = _counter_window(idx.counters[tid], start, end, px)
+    return Window(
+        start_us=start,
+        end_us=end,
+        px=px,
+        resolution_us=res,
+        ts=t[heads],
+        dur=(e[tails] - t[heads]) if heads.size else np.zeros(0),
+        kind=idx.kind[head_rows],
+        row=np.where(single, idx.row[head_rows], -1).astype(np.int32),
+        name=local.astype(np.uint32),
+        names=names,
+        count=count,
+        track=idx.track[head_rows],
+        depth=idx.depth[head_rows],
+        counters=counters,
+    )
+
+
+def _merge_groups(t: np.ndarray, e: np.ndarray, seg_first: np.ndarray, res: float) -> np.ndarray:
+    """Group number per event: runs of events narrower than ``res`` whose gaps are under ``res``."""
+    if not t.size:
+        return np.zeros(0, np.int64)
+    small = (e - t) < res
+    close = np.r_[False, (t[1:] - e[:-1]) < res]
+    joins = small & np.r_[False, small[:-1]] & close & ~seg_first
+    return np.cumsum(~joins) - 1
+
+
+def _counter_window(series: Series, start: float, end: float, px: int) -> Series:
+    lo = max(0, int(np.searchsorted(series.ts, start, side="right")) - 1)  # the value entering the window
+    hi = int(np.searchsorted(series.ts, end, side="right"))
+    t, v = series.ts[lo:hi], series.values[lo:hi]
+    keep = downsample_indices(t, [v], max_points=4 * px)
+    return Series(t[keep], v[keep])
+
+
+# ---- one event, search, aggregates -------------------------------------------------------------------
+
+
+def parse_id(text: str) -> tuple[str, int]:
+    """``"kind:row"`` -> (kind, row); ValueError when malformed."""
+    m = _ID.match(text)
+    if not m or m.group(1) not in KINDS:
+        raise ValueError(f"an event id is '<kind>:<row>' with kind one of {', '.join(KINDS)}; got '{text}'")
+    return m.group(1), int(m.group(2))
+
+
+def locate(idx: TimelineIndex, kind: str, row: int) -> int:
+    """Position of an event in the index, -1 when there is none."""
+    pos = idx.position.get(kind)
+    if pos is None or not 0 <= row < pos.size:
+        return -1
+    return int(pos[row])
+
+
+def brief(idx: TimelineIndex, p: int) -> dict[str, Any]:
+    return {
+        "id": f"{KINDS[idx.kind[p]]}:{int(idx.row[p])}",
+        "name": str(idx.names[idx.name[p]]),
+        "track": int(idx.track[p]),
+        "depth": int(idx.depth[p]),
+        "start_us": float(idx.ts[p]),
+        "dur_us": float(idx.end[p] - idx.ts[p]),
+    }
+
+
+def self_times(idx: TimelineIndex) -> np.ndarray:
+    """Per event: its duration minus that of the events directly under it on its track's nesting
+    rows (NaN for events of tracks whose rows don't nest: device streams)."""
+    if idx._self is not None:
+        return idx._self
+    dur = idx.end - idx.ts
+    nesting = np.array([t.kind in _NESTING for t in idx.tracks], dtype=bool)
+    nest_rows = np.array([t.rows - t.extra_rows for t in idx.tracks], dtype=np.int64)
+    track = idx.track.astype(np.int64)
+    parent = _row_above(idx.ts, track, idx.depth.astype(np.int64))
+    child = nesting[track] & (idx.depth < nest_rows[track]) & (parent >= 0)
+    child &= idx.end[np.maximum(parent, 0)] >= idx.ts
+    children = np.zeros(idx.ts.size)
+    np.add.at(children, parent[child], dur[child])
+    out = dur - children
+    out[~nesting[track]] = np.nan
+    idx._self = out
+    return out
+
+
+def search(idx: TimelineIndex, query: str, exact: bool, limit: int) -> tuple[int, list[dict[str, Any]]]:
+    q = query.lower()
+    hit_names = np.flatnonzero(
+        np.fromiter(
+            ((n.lower() == q) if exact else (q in n.lower()) for n in idx.names), bool, idx.names.size
+        )
+    )
+    if not hit_names.size:
+        return 0, []
+    hits = np.flatnonzero(np.isin(idx.name, hit_names))
+    hits = hits[np.argsort(idx.ts[hits], kind="stable")]
+    return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
+
+
+def longest(idx: TimelineIndex, name: str, kind: str) -> dict[str, Any] | None:
+    codes = np.flatnonzero(idx.names == name)
+    if not codes.size:
+        return None
+    hits = np.flatnonzero(idx.name == codes[0])
+    if kind == "op":
+        hits = hits[idx.kind[hits] == KINDS.index("op")]
+    elif kind == "kernel":
+        hits = hits[idx.kind[hits] == KINDS.index("dev")]
+    if not hits.size:
+        return None
+    dur = idx.end[hits] - idx.ts[hits]
+    return brief(idx, int(hits[int(np.argmax(dur))]))
+
+
+def aggregate(idx: TimelineIndex, start: float, end: float, tracks: list[int] | None) -> dict[str, Any]:
+    sel = []
+    for s in idx.segments_of(tracks).tolist():
+        lo, hi = int(idx.seg_lo[s]), int(idx.seg_hi[s])
+        a = lo + int(np.searchsorted(idx.end[lo:hi], start, side="left"))
+        b = lo + int(np.searchsorted(idx.ts[lo:hi], end, side="right"))
+        if b > a:
+            sel.append(np.arange(a, b))
+    hits = np.concatenate(sel) if sel else np.zeros(0, np.int64)
+    rows = []
+    if hits.size:
+        frame = pd.DataFrame(
+            {"name": idx.name[hits], "dur": idx.end[hits] - idx.ts[hits], "own": self_times(idx)[hits]}
+        )
+        grouped = frame.groupby("name", sort=False).agg(
+            count=("dur", "size"), total=("dur", "sum"), own=("own", lambda s: s.sum(min_count=1))
+        )
+        for code, r in grouped.sort_values("total", ascending=False, kind="stable").iterrows():
+            rows.append(
+                {
+                    "name": str(idx.names[int(code)]),
+                    "count": int(r["count"]),
+                    "total_us": float(r["total"]),
+                    "self_us": None if pd.isna(r["own"]) else float(r["own"]),
+                    "mean_us": float(r["total"]) / int(r["count"]),
+                }
+            )
+    return {"start_us": start, "end_us": end, "events": int(hits.size), "rows": rows}

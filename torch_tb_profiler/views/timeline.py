@@ -1,0 +1,206 @@
+"""The Trace view's routes: the timeline's tracks, windows of events, one event, search, aggregates.
+
+All answers come from the per-profile timeline index (analysis/timeline.py); the trace JSON never goes
+to the page. Formats in docs/api.md ("Timeline").
+"""
+
+from __future__ import annotations
+
+import gzip
+import struct
+from typing import Any
+
+import msgspec
+import numpy as np
+from werkzeug.wrappers import Request, Response
+
+from torch_tb_profiler.analysis import timeline as tl
+from torch_tb_profiler.analysis.timeline_events import details
+from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.views.common import (
+    bad_request,
+    choice_param,
+    float_param,
+    int_param,
+    not_found,
+    param,
+    profile_param,
+)
+
+MAGIC = b"TLW1"
+# binary columns, in order: (Window attribute, dtype); widest first so that every column stays aligned
+COLUMNS = (
+    ("ts", "<f8"),
+    ("dur", "<f4"),
+    ("row", "<i4"),
+    ("name", "<u4"),
+    ("count", "<u4"),
+    ("track", "<u2"),
+    ("depth", "<u2"),
+    ("kind", "u1"),
+)
+
+
+def _index(request: Request, store: RunStore) -> tl.TimelineIndex:
+    return tl.index(profile_param(request, store))
+
+
+def _range_params(request: Request) -> tuple[float, float]:
+    start, end = float_param(request, "start_us"), float_param(request, "end_us")
+    if start is None or end is None:
+        raise bad_request("'start_us' and 'end_us' are required")
+    if not end > start:
+        raise bad_request(f"'end_us' must be greater than 'start_us'; got {start:g} .. {end:g}")
+    return start, end
+
+
+def _tracks_param(request: Request, idx: tl.TimelineIndex) -> list[int] | None:
+    raw = request.args.get("tracks")
+    if raw is None or raw.strip() == "":
+        return None
+    out = []
+    for part in raw.split(","):
+        try:
+            track = int(part)
+        except ValueError:
+            raise bad_request(f"'tracks' must be comma-separated track ids; got '{part}'") from None
+        if not 0 <= track < len(idx.tracks):
+            raise bad_request(f"unknown track {track} (this profile has tracks 0..{len(idx.tracks) - 1})")
+        out.append(track)
+    return out
+
+
+def tracks(request: Request, store: RunStore) -> dict[str, Any]:
+    profile = profile_param(request, store)
+    idx = tl.index(profile)
+    steps = profile.steps
+    return {
+        "start_us": idx.start_us,
+        "end_us": idx.end_us,
+        "event_count": idx.event_count,
+        "moved": sum(t.moved for t in idx.tracks),
+        "kinds": list(tl.KINDS),
+        "groups": idx.groups,
+        "tracks": [t.as_dict() for t in idx.tracks],
+        "steps": [
+            {"number": int(n), "name": str(name), "start_us": float(ts), "end_us": float(end)}
+            for n, name, ts, end in zip(
+                steps["number"], steps["name"], steps["ts"], steps["end"], strict=True
+            )
+        ],
+    }
+
+
+def window(request: Request, store: RunStore) -> Any:
+    start, end = _range_params(request)
+    px = int_param(request, "px", 2000, lo=1, hi=tl.MAX_PX)
+    fmt = choice_param(request, "format", ("bin", "json"), "bin")
+    idx = _index(request, store)
+    w = tl.window(idx, start, end, px, _tracks_param(request, idx))
+    counters = {str(k): {"ts": s.ts, "values": s.values} for k, s in w.counters.items()}
+    if fmt == "json":
+        ids = [
+            None if r < 0 else f"{tl.KINDS[k]}:{r}"
+            for k, r in zip(w.kind.tolist(), w.row.tolist(), strict=True)
+        ]
+        items = [
+            {
+                "track": tr,
+                "depth": d,
+                "start_us": t,
+                "dur_us": du,
+                "name": w.names[n] or f"{c} events",
+                "count": c,
+                "id": i,
+            }
+            for tr, d, t, du, n, c, i in zip(
+                w.track.tolist(),
+                w.depth.tolist(),
+                w.ts.tolist(),
+                w.dur.tolist(),
+                w.name.tolist(),
+                w.count.tolist(),
+                ids,
+                strict=True,
+            )
+        ]
+        return {
+            "start_us": start,
+            "end_us": end,
+            "px": px,
+            "resolution_us": w.resolution_us,
+            "count": len(items),
+            "items": items,
+            "counters": counters,
+        }
+    return _binary(request, w, counters)
+
+
+def _binary(request: Request, w: tl.Window, counters: dict[str, Any]) -> Response:
+    header = {
+        "start_us": w.start_us,
+        "end_us": w.end_us,
+        "px": w.px,
+        "resolution_us": w.resolution_us,
+        "count": int(w.ts.size),
+        "names": w.names,
+        "kinds": list(tl.KINDS),
+        "counters": counters,
+    }
+    text = msgspec.json.encode(header, enc_hook=lambda o: o.tolist() if isinstance(o, np.ndarray) else o)
+    text += b" " * (-(8 + len(text)) % 8)
+    parts = [MAGIC, struct.pack("<I", len(text)), text]
+    parts += [np.ascontiguousarray(getattr(w, attr), dtype=dtype).tobytes() for attr, dtype in COLUMNS]
+    body = b"".join(parts)
+    headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
+    if "gzip" in request.headers.get("Accept-Encoding", "") and len(body) > 1024:
+        body = gzip.compress(body, compresslevel=1)
+        headers["Content-Encoding"] = "gzip"
+    return Response(body, mimetype="application/octet-stream", headers=headers)
+
+
+def event(request: Request, store: RunStore) -> dict[str, Any]:
+    raw = param(request, "id")
+    try:
+        kind, row = tl.parse_id(raw)
+    except ValueError as e:
+        raise bad_request(str(e)) from None
+    profile = profile_param(request, store)
+    idx = tl.index(profile)
+    position = tl.locate(idx, kind, row)
+    if position < 0:
+        raise not_found(f"no event '{raw}' in this profile")
+    return details(profile, idx, kind, row, position)
+
+
+def search(request: Request, store: RunStore) -> dict[str, Any]:
+    query = param(request, "q")
+    limit = int_param(request, "limit", 1000, lo=1, hi=tl.MAX_ITEMS)
+    exact = choice_param(request, "exact", ("0", "1"), "0") == "1"
+    total, matches = tl.search(_index(request, store), query, exact, limit)
+    return {"query": query, "total": total, "truncated": total > len(matches), "matches": matches}
+
+
+def longest(request: Request, store: RunStore) -> dict[str, Any]:
+    name = param(request, "name")
+    kind = choice_param(request, "kind", ("any", "op", "kernel"), "any")
+    found = tl.longest(_index(request, store), name, kind)
+    if found is None:
+        raise not_found(f"no {'' if kind == 'any' else kind + ' '}event named '{name}' in this profile")
+    return found
+
+
+def aggregate(request: Request, store: RunStore) -> dict[str, Any]:
+    start, end = _range_params(request)
+    idx = _index(request, store)
+    return tl.aggregate(idx, start, end, _tracks_param(request, idx))
+
+
+ROUTES = {
+    "/timeline": window,
+    "/timeline/tracks": tracks,
+    "/timeline/event": event,
+    "/timeline/search": search,
+    "/timeline/longest": longest,
+    "/timeline/aggregate": aggregate,
+}
