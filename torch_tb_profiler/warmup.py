@@ -31,6 +31,7 @@ WARM_REQUESTS: tuple[tuple[str, dict[str, str]], ...] = (
     ("/kernels", {"group_by": "name"}),
     ("/memory/stats", {}),
     ("/distributed", {}),
+    ("/timeline/tracks", {}),  # builds the timeline index
 )
 _QUEUED = "warmup.queued"
 LOAD_WAIT_S = 60.0  # at most this long waiting for loads to finish before warming anyway
