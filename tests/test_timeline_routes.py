@@ -18,6 +18,7 @@ from tests.fixtures.tensorboard_server import PREFIX, TensorBoard, tensorboard
 from tests.test_timeline import build
 from torch_tb_profiler.analysis import timeline as tl
 from torch_tb_profiler.parse import load_profile
+from torch_tb_profiler.views.timeline import COLUMNS
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +40,7 @@ def decode_bin(body: bytes) -> tuple[dict, dict[str, np.ndarray]]:
     header = json.loads(body[8 : 8 + size])
     at, n, cols = 8 + size, header["count"], {}
     assert at % 8 == 0
-    for name, dtype in (
-        ("ts", "<f8"),
-        ("dur", "<f4"),
-        ("row", "<i4"),
-        ("name", "<u4"),
-        ("count", "<u4"),
-        ("track", "<u2"),
-        ("depth", "<u2"),
-        ("kind", "u1"),
-    ):
+    for name, dtype in COLUMNS:  # the documented layout (docs/api.md)
         cols[name] = np.frombuffer(body, dtype=dtype, count=n, offset=at)
         at += cols[name].nbytes
     assert at == len(body)
