@@ -47,6 +47,11 @@ EXTRA_PARAMS = [
     "name",
     "device",
     "view",
+    "px",
+    "tracks",
+    "format",
+    "exact",
+    "kind",
 ]
 
 
@@ -84,7 +89,15 @@ def tb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
 
 
 ROUTES = sorted(r.lstrip("/") for r in collect_routes())
-REQUIRED = {"operators/stack": {"name": "aten::mm"}}  # route-specific required parameters
+_WINDOW = {"start_us": "1700000000000000", "end_us": "1700000000001000"}  # the builder's base time
+REQUIRED = {  # route-specific required parameters
+    "operators/stack": {"name": "aten::mm"},
+    "timeline": _WINDOW,
+    "timeline/aggregate": _WINDOW,
+    "timeline/event": {"id": "op:0"},
+    "timeline/longest": {"name": "aten::mm"},
+    "timeline/search": {"q": "mm"},
+}
 
 
 def good(route: str) -> dict[str, str]:

@@ -86,7 +86,8 @@ def test_every_view_of_every_run(tb_samples, page, rec):
             page.goto(app_url(tb_samples, run=run["name"], view=view))
             key = view.lower()
             page.wait_for_selector(
-                f'[data-testid="view"][data-view="{key}"] .section, [data-testid="error"], [data-testid="empty"]'
+                f'[data-testid="view"][data-view="{key}"] .section, [data-testid="view"][data-view="{key}"] '
+                '[data-testid="timeline"], [data-testid="error"], [data-testid="empty"]'
             )
             page.wait_for_load_state("networkidle")
             errors = page.locator('[data-testid="error"]').all_inner_texts()

@@ -69,7 +69,8 @@ def open_stack(target, op: str) -> None:
     target.wait_for_selector('[data-testid="op-table"] [role="cell"]')
     target.fill('[data-testid="op-table"] input[type="search"]', op)
     row = target.locator(
-        '[data-testid="op-table"] .dt-item', has=target.locator(f'[data-col="name"]:text-is("{op}")')
+        '[data-testid="op-table"] .dt-item',
+        has=target.locator(f'[data-col="name"] .tl-cell-name:text-is("{op}")'),
     )
     row.locator(".dt-toggle").click()
     target.wait_for_selector('[data-testid="stack"] a.frame-link')

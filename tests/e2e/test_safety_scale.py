@@ -52,7 +52,9 @@ def test_trace_names_are_text(tb_evil, page, rec):
     _, views = tb_evil.get("views", run=RUN)
     for view in views:
         page.goto(app_url(tb_evil, run=RUN, view=view))
-        page.wait_for_selector(f'[data-testid="view"][data-view="{view.lower()}"] .section')
+        page.wait_for_selector(
+            f'[data-testid="view"][data-view="{view.lower()}"] :is(.section, [data-testid="timeline"])'
+        )
         page.wait_for_load_state("networkidle")
         if view == "Operator":
             page.wait_for_selector('[data-testid="op-table"] [role="cell"]')
