@@ -5,7 +5,7 @@ as the CLI does), then runs the job analysis. Prints per-rank load and summary t
 and the process's peak RSS.
 
 Usage:
-    python benchmarks/bench_distributed.py RUN_DIR      # e.g. /work/bench-traces/ranks64/ranks64
+    python benchmarks/bench_distributed.py RUN_DIR      # e.g. .bench/traces/ranks64/ranks64
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from torch_tb_profiler.analysis import distributed as D
-from torch_tb_profiler.loading import load_profile
+from torch_tb_profiler.ingest.loading import load_profile
 
 
 def main() -> None:

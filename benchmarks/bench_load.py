@@ -7,7 +7,7 @@ Steps, each run in a fresh Python process so that its peak RSS is that process's
   lazy, no Python object per event). No parser written in Python can beat this.
 - ``typed``: gunzip + msgspec decode into typed Structs holding only ph/cat/name/ts/dur/pid/tid with
   ``args`` kept raw, gc off: what a well-chosen decode costs (performance.md's reference design).
-- ``ours``: ``torch_tb_profiler.loading.load_profile(path)`` until it returns a Profile (imports
+- ``ours``: ``torch_tb_profiler.ingest.loading.load_profile(path)`` until it returns a Profile (imports
   excluded; they are timed apart as ``import_s``): one process, chunk by chunk.
 - ``ours2``: ``parse_split.load_split(path, helper.submit)``: the same file read by this process and one
   helper process started (and its imports done) before the clock starts, as the server's pool does.
@@ -100,7 +100,7 @@ def step_typed(path: str) -> dict[str, Any]:
 
 def step_ours(path: str) -> dict[str, Any]:
     # imports were done (and timed) before the clock started; see child()
-    from torch_tb_profiler.loading import load_profile
+    from torch_tb_profiler.ingest.loading import load_profile
 
     return _rows(load_profile(path))
 
@@ -110,7 +110,7 @@ def _rows(profile: Any) -> dict[str, Any]:
 
 
 def step_ours2(path: str, helper: Any) -> dict[str, Any]:
-    from torch_tb_profiler.parse_split import load_split
+    from torch_tb_profiler.ingest.parse_split import load_split
 
     return _rows(load_split(path, helper.submit))
 
@@ -119,13 +119,13 @@ def child(step: str, path: str) -> None:
     t_imp = time.perf_counter()
     helper = None
     if step == "ours":
-        import torch_tb_profiler.loading
+        import torch_tb_profiler.ingest.loading
     elif step == "ours2":  # a started helper process, as the server's pool has one
         import concurrent.futures as cf
         import multiprocessing
 
-        import torch_tb_profiler.parse_split  # noqa: F401
-        from torch_tb_profiler.parse import warm_up
+        import torch_tb_profiler.ingest.parse_split  # noqa: F401
+        from torch_tb_profiler.ingest.parse import warm_up
 
         helper = cf.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
         helper.submit(warm_up).result()

@@ -52,7 +52,7 @@ from proctree import TreeSampler
 
 PREFIX = "/data/plugin/pytorch_profiler"
 POLL_S = 0.05
-ORIG_VENV = Path(os.environ.get("ORIG_VENV", "/work/orig-venv"))
+ORIG_VENV = Path(os.environ.get("ORIG_VENV", REPO / ".bench" / "orig-venv"))
 OURS_TB = REPO / ".venv" / "bin" / "tensorboard"
 
 # label -> route with query (run/worker/span are added), what the page of that view asks for.

@@ -1,6 +1,6 @@
 """Timeline benchmark: building the timeline index and answering windows from it.
 
-For one trace (loaded with ``torch_tb_profiler.parse.load_profile``, not timed):
+For one trace (loaded with ``torch_tb_profiler.ingest.parse.load_profile``, not timed):
 
 - ``build_index``: median of 3 calls of ``analysis.timeline.build_index`` (called directly, so the
   memoized index is never reused), and events indexed per second.
@@ -15,7 +15,7 @@ Usage:
     python benchmarks/bench_timeline.py [TRACE] [--windows 200] [--px 2000] [--seed 0] [--json OUT]
 
 Without TRACE: the biggest trace that benchmarks/make_traces.py has made (under $BENCH_TRACES or
-/work/bench-traces), else the biggest trace in samples/.
+.bench/traces), else the biggest trace in samples/.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def bench(path: Path, n_windows: int, px: int, seed: int) -> dict[str, Any]:
     from werkzeug.test import EnvironBuilder
 
     from torch_tb_profiler.analysis import timeline as tl
-    from torch_tb_profiler.parse import load_profile
+    from torch_tb_profiler.ingest.parse import load_profile
     from torch_tb_profiler.views.timeline import _binary
 
     t0 = time.perf_counter()

@@ -87,8 +87,12 @@ def machine() -> dict[str, Any]:
 
 
 def write_json(path: Path, data: Any) -> None:
+    """Write ``data``; paths inside the repository are written relative to it, so results name no machine."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, default=str))
+    text = json.dumps(data, indent=1, default=str)
+    path.write_text(
+        text.replace(str(REPO) + "/", "").replace(str(REPO.parent / "shared") + "/", "../shared/")
+    )
 
 
 def print_table(headers: list[str], rows: list[list[str]]) -> None:

@@ -17,7 +17,7 @@ Usage:
     python benchmarks/make_traces.py --only 322mb --out /tmp/bt
     python benchmarks/make_traces.py --scale IN OUT COPIES  # one file, any copies
 
-Outputs go outside the repository (default /work/bench-traces or $BENCH_TRACES); each trace is a
+Outputs go to the git-ignored folder .bench/traces of the repository (or $BENCH_TRACES); each trace is a
 logdir ``<out>/<name>/`` holding one run ``<name>/``; existing outputs are kept unless --force.
 """
 
@@ -35,7 +35,7 @@ from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_TRACES = REPO.parent / "shared" / "traces"
-DEFAULT_OUT = Path(os.environ.get("BENCH_TRACES", "/work/bench-traces"))
+DEFAULT_OUT = Path(os.environ.get("BENCH_TRACES", REPO / ".bench" / "traces"))
 KINETO_SAMPLE = SHARED_TRACES / "kineto_samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz"
 RANK_SAMPLES = [
     SHARED_TRACES / "hta_samples/trace_filter/sampled_rank-0.pt.trace.json.gz",

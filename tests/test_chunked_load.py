@@ -16,10 +16,10 @@ import pytest
 
 from tests.fixtures.paths import shared_trace
 from tests.fixtures.trace_builder import TraceBuilder, busy_trace
-from torch_tb_profiler import parse_split
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest import parse_split
+from torch_tb_profiler.ingest.loading import RunStore
+from torch_tb_profiler.ingest.parse import load_profile, load_whole, read_chunks
 from torch_tb_profiler.model import Profile
-from torch_tb_profiler.parse import load_profile, load_whole, read_chunks
 from torch_tb_profiler.trace import chunks
 from torch_tb_profiler.trace.chunks import NotChunkable, decoded_chunks, text_size
 

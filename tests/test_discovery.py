@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from torch_tb_profiler.discovery import Scanner, group_files, parse_name
-from torch_tb_profiler.storage import resolve, walk_files
+from torch_tb_profiler.ingest.discovery import Scanner, group_files, parse_name
+from torch_tb_profiler.ingest.storage import resolve, walk_files
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ import pytest
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis import distributed as D
 from torch_tb_profiler.analysis.collectives import collective_calls
-from torch_tb_profiler.loading import load_profile
+from torch_tb_profiler.ingest.loading import load_profile
 
 H100 = {
     "id": 0,

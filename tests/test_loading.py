@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.loading import RunStore
-from torch_tb_profiler.views.common import HttpError
+from torch_tb_profiler.ingest.errors import Ambiguous, NotFound
+from torch_tb_profiler.ingest.loading import RunStore
 
 
 def _trace(path: Path, kernels: int = 1) -> Path:
@@ -61,9 +61,8 @@ def test_loads_runs_with_progress_and_errors(tmp_path: Path, store_factory) -> N
     assert [e["file"] for e in mixed["errors"]] == ["mixed/broken.pt.trace.json"]
     assert "not a valid trace" in mixed["errors"][0]["message"]
     assert store.get_profile("mixed", "fine", None).worker == "fine"
-    with pytest.raises(HttpError) as err:
+    with pytest.raises(NotFound, match="could not be loaded"):
         store.get_profile("mixed", "broken", None)
-    assert err.value.status == 404 and "could not be loaded" in err.value.message
 
 
 def test_rescan_sees_added_changed_and_removed_files(tmp_path: Path, store_factory) -> None:
@@ -83,7 +82,7 @@ def test_rescan_sees_added_changed_and_removed_files(tmp_path: Path, store_facto
     first.unlink()  # removed
     store.scan_once()
     assert store.workers("run") == ["w1"]
-    with pytest.raises(HttpError):
+    with pytest.raises(NotFound):
         store.get_profile("run", "w0", "1")
 
 
@@ -110,9 +109,8 @@ def test_span_is_required_when_a_worker_has_several(tmp_path: Path, store_factor
     store.wait_idle(60)
     assert store.spans("run", "w") == ["1", "2"]
     assert store.get_profile("run", "w", "2").source.endswith("w.40.pt.trace.json")
-    with pytest.raises(HttpError) as err:
+    with pytest.raises(Ambiguous):
         store.get_profile("run", "w", None)
-    assert err.value.status == 400
 
 
 def test_unusable_logdir_is_a_scan_error_not_a_crash() -> None:
@@ -131,7 +129,7 @@ import os, sys, time
 if __name__ == "__mp_main__":  # what a spawned child would run if it re-ran this file
     open(os.environ["MARKER"], "w").close()
 if __name__ == "__main__":
-    from torch_tb_profiler.loading import RunStore
+    from torch_tb_profiler.ingest.loading import RunStore
     store = RunStore(sys.argv[1], processes=1, settle_seconds=0).start()
     store.scan_once()
     assert store.wait_idle(120)

@@ -10,7 +10,7 @@ import pytest
 from werkzeug.test import Client
 
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.plugin import wsgi_app
 from torch_tb_profiler.views import memory as views
 

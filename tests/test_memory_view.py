@@ -20,7 +20,7 @@ import pytest
 
 from tests.fixtures.trace_builder import V100, TraceBuilder
 from torch_tb_profiler.analysis import memory as M
-from torch_tb_profiler.loading import load_profile
+from torch_tb_profiler.ingest.loading import load_profile
 
 GPU_RECORDS = [
     (25, 0x10, 1000, 11000, 20000),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.loading import load_profile
+from torch_tb_profiler.ingest.loading import load_profile
 from torch_tb_profiler.model import Profile
 
 

@@ -12,7 +12,7 @@ import pytest
 from werkzeug.test import Client
 
 from tests.fixtures.trace_builder import V100, TraceBuilder
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.plugin import collect_routes, wsgi_app
 
 

@@ -17,7 +17,7 @@ import pytest
 
 from tests.fixtures.paths import SHARED_TRACES, shared_trace
 from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, operators, recommendations
-from torch_tb_profiler.loading import load_profile
+from torch_tb_profiler.ingest.loading import load_profile
 
 pytestmark = pytest.mark.shared
 

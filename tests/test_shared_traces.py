@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.fixtures.paths import SHARED_TRACES, shared_trace
-from torch_tb_profiler.loading import load_profile
+from torch_tb_profiler.ingest.loading import load_profile
 
 TRACES = {
     "kineto_samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz": "legacy",

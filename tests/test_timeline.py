@@ -10,8 +10,8 @@ import pytest
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis import timeline as tl
 from torch_tb_profiler.analysis.timeline_events import details
+from torch_tb_profiler.ingest.parse import load_profile
 from torch_tb_profiler.model import Profile
-from torch_tb_profiler.parse import load_profile
 
 BASE = 1_700_000_000_000_000.0
 

@@ -17,7 +17,7 @@ from tests.fixtures.paths import SHARED_TRACES
 from tests.fixtures.tensorboard_server import PREFIX, TensorBoard, tensorboard
 from tests.test_timeline import build
 from torch_tb_profiler.analysis import timeline as tl
-from torch_tb_profiler.parse import load_profile
+from torch_tb_profiler.ingest.parse import load_profile
 from torch_tb_profiler.views.timeline import COLUMNS
 
 

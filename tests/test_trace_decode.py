@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.loading import load_profile
+from torch_tb_profiler.ingest.loading import load_profile
 from torch_tb_profiler.trace.decode import TraceDecodeError, decode, read_bytes
 
 

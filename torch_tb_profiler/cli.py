@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from torch_tb_profiler.analysis.summary import DEFAULT_TOP, failed_summary, profile_summary
-from torch_tb_profiler.discovery import TraceFile, group_files, parse_name
-from torch_tb_profiler.storage import FileInfo, Location, file_info, local_copy, resolve, walk_files
+from torch_tb_profiler.ingest.discovery import TraceFile, group_files, parse_name
+from torch_tb_profiler.ingest.storage import FileInfo, Location, file_info, local_copy, resolve, walk_files
 
 EXIT_OK, EXIT_NOTHING_LOADED, EXIT_BAD_ARGS = 0, 1, 2
 
@@ -109,7 +109,7 @@ def summarise(
     """Per-profile summaries; with ``comm``, also collects (run, span, worker summary) for every
     profile of a run/span that has several workers (for the ``distributed`` key)."""
     from torch_tb_profiler.analysis import distributed  # heavy imports only when there is work
-    from torch_tb_profiler.parse_split import load_split
+    from torch_tb_profiler.ingest.parse_split import load_split
 
     group_size: dict[tuple[str, str], int] = {}
     for f in files:

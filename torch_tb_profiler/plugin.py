@@ -19,10 +19,11 @@ from typing import Any
 from tensorboard.plugins import base_plugin
 from werkzeug.wrappers import Request, Response
 
-from torch_tb_profiler.loading import DEFAULT_INTERVAL_S, RunStore
+from torch_tb_profiler.ingest.errors import Ambiguous, LookupFailed
+from torch_tb_profiler.ingest.loading import DEFAULT_INTERVAL_S, RunStore
+from torch_tb_profiler.ingest.warmup import Warmer
 from torch_tb_profiler.views import VIEW_MODULES
 from torch_tb_profiler.views.common import Handler, HttpError, error_response, json_response
-from torch_tb_profiler.warmup import Warmer
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +65,8 @@ def wsgi_app(
             data = handler(request, store)
         except HttpError as e:
             return error_response(e.status, e.message)
+        except LookupFailed as e:
+            return error_response(400 if isinstance(e, Ambiguous) else 404, str(e))
         except Exception as e:  # a bug of ours: say so, keep serving
             log.exception("route %s failed", request.path)
             return error_response(500, f"internal error in {request.path}: {type(e).__name__}: {e}")

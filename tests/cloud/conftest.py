@@ -19,7 +19,7 @@ os.environ.setdefault("NO_GCE_CHECK", "true")
 os.environ.setdefault("GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT", "false")
 
 from tests.cloud import emulators
-from torch_tb_profiler import cloud_cache, storage
+from torch_tb_profiler.ingest import cloud_cache, storage
 
 BACKENDS = ["s3", "az", "gs"]
 

@@ -19,7 +19,7 @@ os.environ.setdefault("NO_GCE_CHECK", "true")
 
 from tests.cloud import emulators
 from tests.cloud.tree import logdir_tree
-from torch_tb_profiler import cloud_cache, storage
+from torch_tb_profiler.ingest import cloud_cache, storage
 
 
 def options(name: str, emu: emulators.Emulator) -> dict:

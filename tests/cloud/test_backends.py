@@ -15,7 +15,7 @@ import pytest
 from tests.cloud.conftest import Backend, make_backend
 from tests.cloud.emulators import free_port
 from tests.cloud.tree import logdir_tree, trace_bytes
-from torch_tb_profiler import cloud_cache, storage
+from torch_tb_profiler.ingest import cloud_cache, storage
 
 pytestmark = pytest.mark.cloud
 REPO = Path(__file__).resolve().parents[2]
@@ -247,7 +247,7 @@ def test_cache_is_reused_by_a_new_process(request, cache_dir: str) -> None:
     tree = logdir_tree()
     backend.upload(tree)
     code = (
-        "import json, sys; from torch_tb_profiler import storage, cloud_cache;"
+        "import json, sys; from torch_tb_profiler.ingest import storage, cloud_cache;"
         "loc = storage.resolve(sys.argv[1], json.loads(sys.argv[2]));"
         "paths = sorted(storage.local_copy(loc, f) for f in storage.walk_files(loc));"
         "print(json.dumps([cloud_cache.stats.downloads, cloud_cache.stats.hits, paths]))"

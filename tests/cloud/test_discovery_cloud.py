@@ -11,10 +11,10 @@ import pytest
 
 from tests.cloud.conftest import Backend
 from tests.cloud.tree import TREE_KEYS, logdir_tree, trace_bytes
-from torch_tb_profiler import cloud_cache, storage
 from torch_tb_profiler.analysis.overview import overview
-from torch_tb_profiler.discovery import Scanner
-from torch_tb_profiler.loading import RunStore, load_profile
+from torch_tb_profiler.ingest import cloud_cache, storage
+from torch_tb_profiler.ingest.discovery import Scanner
+from torch_tb_profiler.ingest.loading import RunStore, load_profile
 
 pytestmark = pytest.mark.cloud
 

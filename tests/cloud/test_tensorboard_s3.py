@@ -12,7 +12,7 @@ from werkzeug.test import Client
 from tests.cloud.conftest import make_backend
 from tests.cloud.tree import TREE_KEYS, logdir_tree
 from tests.fixtures.tensorboard_server import tensorboard
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.plugin import collect_routes, wsgi_app
 
 pytestmark = pytest.mark.cloud

@@ -11,8 +11,8 @@ from pathlib import Path
 import fsspec
 import pytest
 
-from torch_tb_profiler import cloud_cache, cloud_fs, storage
-from torch_tb_profiler.cloud_errors import classify
+from torch_tb_profiler.ingest import cloud_cache, cloud_fs, storage
+from torch_tb_profiler.ingest.cloud_errors import classify
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -140,7 +140,7 @@ def test_gcs_emulator_implies_an_anonymous_token() -> None:
 _BLOCK_IMPORT = """
 import sys
 sys.modules[sys.argv[1]] = None  # as if the package were not installed: importing it fails
-from torch_tb_profiler import storage
+from torch_tb_profiler.ingest import storage
 try:
     storage.resolve(sys.argv[2])
 except storage.MissingExtraError as e:

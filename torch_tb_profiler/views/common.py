@@ -18,7 +18,7 @@ import numpy as np
 from werkzeug.wrappers import Request, Response
 
 if TYPE_CHECKING:
-    from torch_tb_profiler.loading import RunStore
+    from torch_tb_profiler.ingest.loading import RunStore
     from torch_tb_profiler.model import Profile
 
 Handler = Callable[[Request, "RunStore"], Any]

@@ -6,7 +6,7 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import param
 
 # view name -> predicate over a loaded profile; a view is listed when any profile of the run has it

@@ -11,7 +11,7 @@ import threading
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import distributed as D
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import int_param, not_found, param
 
 _RECENT_JOBS = 4

@@ -10,7 +10,7 @@ from werkzeug.wrappers import Request
 from torch_tb_profiler.analysis import kernels as k
 from torch_tb_profiler.analysis.operators import records
 from torch_tb_profiler.analysis.summary import clean
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import choice_param, int_param, profile_param
 
 

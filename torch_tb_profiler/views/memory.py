@@ -13,7 +13,7 @@ from werkzeug.wrappers import Request
 from torch_tb_profiler.analysis import memory as M
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.downsample import DEFAULT_MAX_POINTS
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import (
     bad_request,
     choice_param,

@@ -9,7 +9,7 @@ from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import operators as ops
 from torch_tb_profiler.analysis.summary import clean
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import choice_param, int_param, not_found, param, profile_param
 
 TOP_MEASURES = ("device_self_us", "device_total_us", "host_self_us", "host_total_us")

@@ -8,7 +8,7 @@ from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis.overview import overview as build_overview
 from torch_tb_profiler.analysis.summary import clean
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import profile_param
 
 

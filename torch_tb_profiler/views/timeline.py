@@ -16,7 +16,7 @@ from werkzeug.wrappers import Request, Response
 
 from torch_tb_profiler.analysis import timeline as tl
 from torch_tb_profiler.analysis.timeline_events import details
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import (
     bad_request,
     choice_param,

@@ -23,7 +23,7 @@ from werkzeug.wrappers import Request, Response
 from werkzeug.wsgi import wrap_file
 
 from torch_tb_profiler.analysis.trace_counters import counter_events
-from torch_tb_profiler.loading import RunStore
+from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import HttpError, profile_param
 
 _EVENTS_ARRAY = re.compile(rb'"traceEvents"\s*:\s*\[')

@@ -22,13 +22,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from torch_tb_profiler.discovery import Scanner, TraceFile
+from torch_tb_profiler.ingest.discovery import Scanner, TraceFile
+from torch_tb_profiler.ingest.errors import Ambiguous, NotFound
+from torch_tb_profiler.ingest.parse import load_job, load_profile, warm_up
+from torch_tb_profiler.ingest.parse_split import head_job, new_jobdir, tail_job, tail_start
+from torch_tb_profiler.ingest.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.model import Profile
-from torch_tb_profiler.parse import load_job, load_profile, warm_up
-from torch_tb_profiler.parse_split import head_job, new_jobdir, tail_job, tail_start
-from torch_tb_profiler.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.trace import chunks
-from torch_tb_profiler.views.common import HttpError, bad_request, not_found
 
 __all__ = ["RunStore", "load_profile"]  # load_profile (parse.py): the one-file entry point, re-exported
 
@@ -271,7 +271,7 @@ class RunStore:
             self._require_run(run)
             spans = sorted((s for (r, w, s) in self._index if r == run and w == worker), key=int)
             if not spans:
-                raise not_found(f"run '{run}' has no worker '{worker}'")
+                raise NotFound(f"run '{run}' has no worker '{worker}'")
             return spans
 
     def get_profile(self, run: str, worker: str, span: str | None) -> Profile:
@@ -279,11 +279,11 @@ class RunStore:
             spans = self.spans(run, worker)
             if span is None or span == "default":
                 if len(spans) != 1:
-                    raise bad_request(f"worker '{worker}' has {len(spans)} spans; choose one with 'span'")
+                    raise Ambiguous(f"worker '{worker}' has {len(spans)} spans; choose one with 'span'")
                 span = spans[0]
             path = self._index.get((run, worker, span))
             if path is None:
-                raise not_found(
+                raise NotFound(
                     f"worker '{worker}' of run '{run}' has no span '{span}' (spans: {', '.join(spans)})"
                 )
             profile = self._profiles.get(path)
@@ -291,8 +291,8 @@ class RunStore:
                 return profile
             state = self._files[path]
             if state.status == "error":
-                raise HttpError(404, f"{posixpath.basename(path)} could not be loaded: {state.error}")
-            raise HttpError(404, f"{posixpath.basename(path)} is still loading")
+                raise NotFound(f"{posixpath.basename(path)} could not be loaded: {state.error}")
+            raise NotFound(f"{posixpath.basename(path)} is still loading")
 
     def get_run_profiles(self, run: str, span: str | None) -> list[Profile]:
         """One profile per worker of the run for the given span (span None: each worker's only/first span)."""
@@ -308,7 +308,7 @@ class RunStore:
 
     def _require_run(self, run: str) -> None:
         if not any(r == run for (r, _w, _s) in self._index):
-            raise not_found(f"no run named '{run}'")
+            raise NotFound(f"no run named '{run}'")
 
 
 _MAIN_LOCK = threading.Lock()

@@ -21,8 +21,8 @@ from collections.abc import Callable
 from concurrent.futures import Future
 from typing import Any
 
+from torch_tb_profiler.ingest.parse import TablesPart, load_job, load_profile, load_whole, read_chunks
 from torch_tb_profiler.model import Profile
-from torch_tb_profiler.parse import TablesPart, load_job, load_profile, load_whole, read_chunks
 from torch_tb_profiler.trace.chunks import CHUNK_BYTES, NotChunkable, text_size
 
 log = logging.getLogger(__name__)

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING
 
 from werkzeug.wrappers import Request
 
+from torch_tb_profiler.ingest.errors import LookupFailed
 from torch_tb_profiler.views.common import Handler, HttpError
 
 if TYPE_CHECKING:
-    from torch_tb_profiler.loading import RunStore
+    from torch_tb_profiler.ingest.loading import RunStore
 
 log = logging.getLogger(__name__)
 
@@ -49,7 +50,7 @@ class Warmer:
         """Warm the views of this profile (after its overview was served); cheap, never raises."""
         try:
             profile = self._store.get_profile(run, worker, span)
-        except HttpError:
+        except LookupFailed:
             return
         with self._lock:
             if profile.cache.get(_QUEUED):  # marked on the profile itself: a reloaded file is warmed again
@@ -82,7 +83,7 @@ class Warmer:
                 params["span"] = span
             try:
                 handler(Request.from_values(path=path, query_string=params), self._store)
-            except HttpError:
+            except (HttpError, LookupFailed):
                 pass  # the view does not apply to this profile (no memory records, no kernels...)
             except Exception:  # a bug of ours: the real request will report it; keep warming the rest
                 log.exception("warming %s for %s/%s failed", path, run, worker)

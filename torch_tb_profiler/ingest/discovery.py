@@ -13,7 +13,7 @@ import re
 import time
 from dataclasses import dataclass
 
-from torch_tb_profiler.storage import FileInfo, Location, StorageError, walk_files
+from torch_tb_profiler.ingest.storage import FileInfo, Location, StorageError, walk_files
 
 TRACE_FILE = re.compile(r"^(?P<worker>.*?)(?:\.(?P<number>\d+))?\.pt\.trace\.json(?:\.gz)?$")
 
