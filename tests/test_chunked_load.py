@@ -35,6 +35,7 @@ FRAMES = (
     "flows",
     "steps",
     "others",
+    "counters",
 )
 
 

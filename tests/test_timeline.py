@@ -158,3 +158,28 @@ def test_parse_id() -> None:
     for bad in ("dev", "x:1", "op:-1", "op:1:2"):
         with pytest.raises(ValueError):
             tl.parse_id(bad)
+
+
+def test_trace_counters_become_counter_tracks_of_their_process(tmp_path: Path) -> None:
+    """``ph: "C"`` events: one track per args key, in the process's group; non-numeric values skipped."""
+    b = TraceBuilder(style="modern")
+    b.op("aten::mm", 0, 100)
+    for ts, depth, nbytes in ((10, 3, 100), (50, 1, 400), (90, 0, 0)):
+        b.raw(
+            {
+                "ph": "C",
+                "name": "queue",
+                "pid": 100,
+                "ts": BASE + ts,
+                "args": {"depth": depth, "bytes": nbytes},
+            }
+        )
+    b.raw({"ph": "C", "name": "queue", "pid": 100, "ts": BASE + 95, "args": {"depth": "many", "bytes": None}})
+    idx = tl.build_index(load_profile(str(b.write(tmp_path / "w.pt.trace.json"))))
+    tracks = {t.name: t for t in idx.tracks if t.kind == "counter"}
+    assert {"queue depth", "queue bytes"} <= set(tracks)
+    depth = tracks["queue depth"]
+    assert depth.group == "p:100" and depth.max == 3
+    series = idx.counters[depth.id]
+    assert (series.ts - BASE).tolist() == [10, 50, 90] and series.values.tolist() == [3, 1, 0]
+    assert idx.counters[tracks["queue bytes"].id].values.tolist() == [100, 400, 0]

@@ -453,10 +453,10 @@ def _add_counters(profile: Profile, idx: TimelineIndex) -> None:
             ok = ~np.isnan(values)
             if ok.any():
                 series.append((group, f"{label} {what}", "bytes", t[ok], values[ok]))
-    for (cname, key), (t, values) in trace_counter_series(profile).items():
-        series.append(
-            (_first_host_group(idx), f"{cname}" if key == cname else f"{cname} {key}", "", t, values)
-        )
+    host_groups = {g["id"] for g in idx.groups if g["kind"] == "host"}
+    for (pid, cname, key), (t, values) in trace_counter_series(profile).items():
+        group = f"p:{pid}" if f"p:{pid}" in host_groups else _first_host_group(idx)
+        series.append((group, cname if key == cname else f"{cname} {key}", "", t, values))
     known = {g["id"] for g in idx.groups}
     for group, cname, unit, t, values in series:
         if group not in known:
@@ -496,14 +496,15 @@ def _first_host_group(idx: TimelineIndex) -> str:
     return "p:counters"
 
 
-def trace_counter_series(profile: Profile) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
-    """The trace's own ``ph: "C"`` counters: (name, series key) -> (ts, values)."""
-    table = getattr(profile, "counters", None)
-    if table is None or not len(table):
-        return {}
+def trace_counter_series(profile: Profile) -> dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]]:
+    """The trace's own ``ph: "C"`` counters, one series per args key: (pid, name, key) -> (ts, values)."""
+    table = profile.counters
     out = {}
-    for (cname, key), grp in table.groupby(["name", "key"], sort=True):
-        out[(str(cname), str(key))] = (grp["ts"].to_numpy(np.float64), grp["value"].to_numpy(np.float64))
+    for (pid, cname, key), grp in table.groupby(["pid", "name", "key"], sort=True):
+        out[(str(pid), str(cname), str(key))] = (
+            grp["ts"].to_numpy(np.float64),
+            grp["value"].to_numpy(np.float64),
+        )
     return out
 
 

@@ -74,6 +74,7 @@ def profile_from_tables(
         flows=_fwdbwd(tables.flow_points, ops, finder),
         steps=_steps(ops),
         others=tables.others,
+        counters=tables.counters.sort_values(["name", "key", "ts"], kind="stable").reset_index(drop=True),
     )
 
 

@@ -55,6 +55,10 @@ class Profile:
     flows: pd.DataFrame
     steps: pd.DataFrame
     others: pd.DataFrame
+    # the trace's own ph "C" counters (name, key, pid, ts, value); absent from traces that have none
+    counters: pd.DataFrame = field(
+        default_factory=lambda: pd.DataFrame(columns=["name", "key", "pid", "ts", "value"])
+    )
     # answers of analyses, computed once per profile (analysis modules own their keys)
     cache: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
 

@@ -6,6 +6,7 @@ batched ``args`` decode per kind rather than per-event Python dispatch.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ class Tables:
     others: pd.DataFrame
     comms: pd.DataFrame  # collective args of ops; column ``op`` = row in ``ops`` (before sorting)
     flow_points: pd.DataFrame  # fwdbwd flow endpoints: flow_id, ph, pid, tid, ts
+    counters: pd.DataFrame  # the trace's own ``ph: "C"`` samples: name, key, pid, ts, value
     counts: dict[str, int] = field(default_factory=dict)
     unknown_categories: dict[str, int] = field(default_factory=dict)
     process_names: dict[str, str] = field(default_factory=dict)
@@ -131,6 +133,7 @@ def build_tables(events: list[Event]) -> Tables:
     memory_parts: list[np.ndarray] = []
     fwdbwd_parts: list[np.ndarray] = []
     meta_parts: list[np.ndarray] = []
+    counter_parts: list[np.ndarray] = []
     for ph, cat, idx in _groups(events):
         size = len(idx)
         counts[f"{ph}:{cat}" if cat else ph] = size
@@ -148,9 +151,11 @@ def build_tables(events: list[Event]) -> Tables:
             fwdbwd_parts.append(idx)
         elif ph == "M":
             meta_parts.append(idx)
+        elif ph == "C":
+            counter_parts.append(idx)
         elif ph in ("s", "f", "t") and lcat in LAUNCH_FLOW_CATEGORIES:
             pass  # duplicates the correlation args
-        # other phases (counters, async b/e ...) are counted only
+        # other phases (async b/e ...) are counted only
 
     def take(kind: Kind) -> list[Event]:
         parts = by_kind[kind]
@@ -160,6 +165,7 @@ def build_tables(events: list[Event]) -> Tables:
     memory_events = [e for e in _pick(events, _cat(memory_parts)) if e.name == MEMORY_EVENT_NAME]
     flow_events = _pick(events, _cat(fwdbwd_parts))
     process_names, thread_names = _metadata(_pick(events, _cat(meta_parts)))
+    counters = _counter_table(_pick(events, _cat(counter_parts)))
     scaffold = [(e.name, e.ts, e.ts + e.dur) for e in kinds.pop(Kind.SCAFFOLD)]
     # from here each kind's list alone holds its events: each table builder empties its list once it
     # has what it needs, so the events (and then the file's text, held by their raw args) drain early
@@ -176,6 +182,7 @@ def build_tables(events: list[Event]) -> Tables:
         others=_other_table(kinds.pop(Kind.OTHER)),
         comms=comms,
         flow_points=_flow_table(flow_events),
+        counters=counters,
         counts=counts,
         unknown_categories=dict(unknown),
         process_names=process_names,
@@ -194,6 +201,7 @@ _FRAMES = (
     "syncs",
     "others",
     "flow_points",
+    "counters",
 )
 
 
@@ -406,6 +414,38 @@ def _flow_table(events: list[Event]) -> pd.DataFrame:
             "pid": _interned([e.pid for e in events]),
             "tid": _interned([e.tid for e in events]),
             "ts": _floats(events, "ts"),
+        }
+    )
+
+
+def _counter_table(events: list[Event]) -> pd.DataFrame:
+    """One row per (event, numeric arg): a ``ph: "C"`` event sets each series named by an args key."""
+    names: list[str] = []
+    keys: list[str] = []
+    pids: list[Any] = []
+    ts: list[float] = []
+    values: list[float] = []
+    for e in events:
+        try:
+            args = msgspec.json.decode(e.args)
+        except msgspec.DecodeError:
+            continue
+        if not isinstance(args, dict) or not isinstance(e.ts, int | float):
+            continue
+        for key, value in args.items():
+            if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+                names.append(e.name)
+                keys.append(str(key))
+                pids.append(e.pid)
+                ts.append(float(e.ts))
+                values.append(float(value))
+    return pd.DataFrame(
+        {
+            "name": _interned(names),
+            "key": _interned(keys),
+            "pid": _interned(pids),
+            "ts": np.asarray(ts, dtype=np.float64),
+            "value": np.asarray(values, dtype=np.float64),
         }
     )
 
