@@ -198,7 +198,6 @@ def test_trace_download(tb_gpu, page, rec):
     link = page.locator('[data-testid="trace-download"]')
     href = link.get_attribute("href")
     assert href.startswith(f"{tb_gpu.url}/data/plugin/pytorch_profiler/trace?run={RUN}&worker=worker0")
-    shot(page, "trace.png")
     try:
         with urllib.request.urlopen(href, timeout=60) as r:
             assert r.status == 200
