@@ -108,8 +108,11 @@ def test_answer_is_capped_by_coarsening(profile: Profile, monkeypatch: pytest.Mo
     idx = tl.build_index(profile)
     monkeypatch.setattr(tl, "MAX_ITEMS", 7)  # 8 events on 7 rows
     w = tl.window(idx, BASE, BASE + 1000, px=20000, tracks=None)
-    assert w.ts.size <= 7 and w.resolution_us > 1000 / 20000
+    assert w.ts.size <= 7 and w.resolution_us > 1000 / 20000 and w.coarsened
     assert int(w.count.sum()) == idx.event_count
+    # under the cap the answer keeps the asked resolution and says so
+    w = tl.window(idx, BASE + 140, BASE + 160, px=200, tracks=None)
+    assert w.ts.size <= 7 and w.resolution_us == pytest.approx(0.1) and not w.coarsened
 
 
 def test_tracks_filter_and_counters(profile: Profile) -> None:
@@ -132,6 +135,11 @@ def test_self_time_search_longest_aggregate(profile: Profile) -> None:
     total, matches = tl.search(idx, "ATEN::M", exact=False, limit=10)  # case-insensitive substring
     assert total == 2 and [m["name"] for m in matches] == ["aten::mul", "aten::mm"]
     assert [round(m["start_us"] - BASE) for m in matches] == [40, 100]  # time order
+    # within a range: the events overlapping it (mul 40..90 touches 90, mm 100..400 doesn't)
+    total, matches = tl.search(idx, "aten::m", exact=False, limit=10, within=(BASE + 90, BASE + 99))
+    assert total == 1 and [m["name"] for m in matches] == ["aten::mul"]
+    total, _ = tl.search(idx, "aten", exact=False, limit=10, within=(BASE + 420, BASE + 460))
+    assert total == 1  # relu 450..500
     assert tl.longest(idx, "sgemm", "kernel")["dur_us"] == 200
     assert tl.longest(idx, "sgemm", "op") is None
 

@@ -15,6 +15,7 @@ import pytest
 
 from tests.fixtures.paths import SHARED_TRACES
 from tests.fixtures.tensorboard_server import PREFIX, TensorBoard, tensorboard
+from tests.fixtures.trace_builder import TraceBuilder
 from tests.test_timeline import build
 from torch_tb_profiler.analysis import timeline as tl
 from torch_tb_profiler.ingest.parse import load_profile
@@ -26,12 +27,24 @@ def tb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
     root = tmp_path_factory.mktemp("logdir")
     (root / "run").mkdir()
     build(root / "run")
+    dense(root / "dense")
     with tensorboard(root, tmp=tmp_path_factory.mktemp("tblog")) as server:
         server.wait_loaded()
         yield server
 
 
 P = {"run": "run", "worker": "w"}
+DENSE = {"run": "dense", "worker": "w"}
+
+
+def dense(folder: Path) -> None:
+    """8 threads of 15 000 ops (1 µs every 10 µs): the whole profile at 20 000 px is 120 000 separate
+    boxes (gaps of 9 µs, resolution 7.5 µs), over the cap; five of the threads are 75 000, under it."""
+    b = TraceBuilder()
+    for tid in range(8):
+        for i in range(15000):
+            b.op(f"op_{i % 20}", 10 * i, 1, tid=1 + tid)
+    b.write(folder / "w.pt.trace.json.gz")
 
 
 def decode_bin(body: bytes) -> tuple[dict, dict[str, np.ndarray]]:
@@ -77,6 +90,45 @@ def test_tracks_and_binary_window_equal_json(tb: TensorBoard) -> None:
         assert item["dur_us"] == pytest.approx(float(cols["dur"][i]), rel=1e-6)
 
 
+def get_bin(tb: TensorBoard, **params: object) -> tuple[dict, dict[str, np.ndarray]]:
+    query = "&".join(f"{k}={v}" for k, v in params.items())
+    req = urllib.request.Request(f"{tb.url}{PREFIX}/timeline?{query}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(req) as r:
+        raw = r.read()
+        return decode_bin(gzip.decompress(raw) if r.headers.get("Content-Encoding") == "gzip" else raw)
+
+
+def test_a_capped_answer_says_it_was_coarsened(tb: TensorBoard) -> None:
+    _, tracks = tb.get("timeline/tracks", **DENSE)
+    assert tracks["event_count"] == 120_000 and len(tracks["tracks"]) == 8
+    whole = {"start_us": tracks["start_us"], "end_us": tracks["end_us"], "px": 20000}
+    status, js = tb.get("timeline", format="json", **DENSE, **whole)
+    header, cols = get_bin(tb, **DENSE, **whole)
+    assert status == 200 and js["coarsened"] is True and header["coarsened"] is True
+    assert js["resolution_us"] > (whole["end_us"] - whole["start_us"]) / 20000
+    assert header["resolution_us"] == js["resolution_us"] and header["count"] == js["count"] <= 100_000
+    assert int(cols["count"].sum()) == 120_000  # coarser, nothing lost
+    # fewer tracks (ids and ranges) fit under the cap at the asked resolution
+    some = tracks["tracks"][0]["id"], tracks["tracks"][4]["id"]
+    status, js = tb.get("timeline", format="json", tracks=f"{some[0]}-{some[1]}", **DENSE, **whole)
+    assert status == 200 and js["coarsened"] is False and js["count"] == 75_000
+    assert js["resolution_us"] == pytest.approx((whole["end_us"] - whole["start_us"]) / 20000)
+    listed = ",".join(str(t) for t in range(some[0], some[1] + 1))
+    header, _ = get_bin(tb, tracks=listed, **DENSE, **whole)
+    assert header["coarsened"] is False and header["count"] == 75_000
+
+
+def test_search_within_a_range(tb: TensorBoard) -> None:
+    _, tracks = tb.get("timeline/tracks", **DENSE)
+    t0 = tracks["start_us"]
+    status, s = tb.get("timeline/search", q="op_3", start_us=t0 + 25, end_us=t0 + 2000, **DENSE)
+    # op_3 runs at 30, 230, ... µs on each of the 8 threads: 10 starts in 30..1830, 8 threads
+    assert status == 200 and s["total"] == 80 and (s["start_us"], s["end_us"]) == (t0 + 25, t0 + 2000)
+    assert all(t0 + 25 <= m["start_us"] + m["dur_us"] and m["start_us"] <= t0 + 2000 for m in s["matches"])
+    _, everywhere = tb.get("timeline/search", q="op_3", limit=1, **DENSE)
+    assert everywhere["total"] == 8 * 750 and "start_us" not in everywhere
+
+
 def test_event_search_longest_aggregate_routes(tb: TensorBoard) -> None:
     status, found = tb.get("timeline/longest", name="sgemm", kind="kernel", **P)
     assert status == 200
@@ -98,11 +150,17 @@ def test_event_search_longest_aggregate_routes(tb: TensorBoard) -> None:
         ("timeline", {"start_us": 1, "end_us": 5, "px": 10**9}, 400, "'px'"),
         ("timeline", {"start_us": 1, "end_us": 5, "tracks": "99"}, 400, "unknown track"),
         ("timeline", {"start_us": 1, "end_us": 5, "tracks": "a"}, 400, "track ids"),
+        ("timeline", {"start_us": 1, "end_us": 5, "tracks": "2-0"}, 400, "backwards"),
+        ("timeline", {"start_us": 1, "end_us": 5, "tracks": "0-99"}, 400, "unknown track 99"),
+        ("timeline", {"start_us": 1, "end_us": 5, "tracks": "-1"}, 400, "track ids"),
         ("timeline", {"start_us": 1}, 400, "required"),
         ("timeline", {"start_us": 1, "end_us": 5, "format": "xml"}, 400, "format"),
         ("timeline/event", {"id": "op:999999"}, 404, "no event"),
         ("timeline/event", {"id": "bogus"}, 400, "event id"),
         ("timeline/search", {}, 400, "'q'"),
+        ("timeline/search", {"q": "a", "start_us": 5}, 400, "together"),
+        ("timeline/search", {"q": "a", "start_us": 5, "end_us": 5}, 400, "greater than"),
+        ("timeline/search", {"q": "a", "start_us": 5, "end_us": "inf"}, 400, "finite"),
         ("timeline/longest", {"name": "nothing"}, 404, "no event"),
         ("timeline/aggregate", {"start_us": 3, "end_us": 3}, 400, "greater than"),
     ],

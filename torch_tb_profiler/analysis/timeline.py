@@ -211,7 +211,7 @@ def build_index(profile: Profile) -> TimelineIndex:
 
     nests = np.array([k[0] in _NESTING for k in ordered_keys], dtype=bool)
     depth = _nesting_depth(track, ts, end, nests[track] if track.size else np.zeros(0, bool))
-    depth, moved_mask = _extra_rows(track, depth, ts, end, nests)
+    depth, moved_mask, nest_rows = _extra_rows(track, depth, ts, end, nests)
 
     final = np.lexsort((ts, depth, track))
     ts, end, track, depth = ts[final], end[final], track[final], depth[final]
@@ -227,7 +227,7 @@ def build_index(profile: Profile) -> TimelineIndex:
         pos[row[rows_of_kind]] = rows_of_kind
         position[k] = pos
 
-    groups, tracks = _describe(profile, ordered_keys, track, depth, moved_mask)
+    groups, tracks = _describe(profile, ordered_keys, track, depth, moved_mask, nest_rows)
     rng = _range(profile, ts, end)
     idx = TimelineIndex(
         start_us=rng[0],
@@ -309,14 +309,16 @@ def _slack(end: np.ndarray) -> np.ndarray:
 
 def _extra_rows(
     track: np.ndarray, depth: np.ndarray, ts: np.ndarray, end: np.ndarray, nests: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Depth with events that don't fit their row moved below their track's rows; and which moved.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Depth with events that don't fit their row moved below their track's rows; which moved; and
+    per track, its nesting rows (the rows of the events that stayed; extra rows come after them).
 
     An event doesn't fit when, on a nesting track, the event it sits under ends before it does (a
     partial overlap), or when it starts before the previous event of its row ends."""
     moved = np.zeros(ts.size, dtype=bool)
+    nest_rows = np.zeros(nests.size, dtype=np.int64)
     if not ts.size:
-        return depth, moved
+        return depth, moved, nest_rows
     order = np.lexsort((ts, depth, track))
     s_ts, s_end, s_track, s_depth = ts[order], end[order], track[order], depth[order]
     parent = _row_above(s_ts, s_track, s_depth)
@@ -343,11 +345,10 @@ def _extra_rows(
                 moved[i] = True
             else:
                 keep_end[key] = end[i]
-    if not moved.any():
-        return depth, moved
-    depth = depth.copy()
-    nest_rows = np.zeros(int(track.max()) + 1, dtype=np.int64)
     np.maximum.at(nest_rows, track[~moved], depth[~moved] + 1)
+    if not moved.any():
+        return depth, moved, nest_rows
+    depth = depth.copy()
     idx = np.flatnonzero(moved)
     idx = idx[np.lexsort((ts[idx], track[idx]))]
     lanes: dict[int, list[float]] = {}
@@ -362,11 +363,16 @@ def _extra_rows(
             lane = len(ends)
             ends.append(end[i])
         depth[i] = nest_rows[tr] + lane
-    return depth, moved
+    return depth, moved, nest_rows
 
 
 def _describe(
-    profile: Profile, keys: list[tuple], track: np.ndarray, depth: np.ndarray, moved: np.ndarray
+    profile: Profile,
+    keys: list[tuple],
+    track: np.ndarray,
+    depth: np.ndarray,
+    moved: np.ndarray,
+    nest_rows: np.ndarray,
 ) -> tuple[list[dict[str, str]], list[Track]]:
     meta = profile.meta
     n = len(keys)
@@ -374,9 +380,6 @@ def _describe(
     rows = np.zeros(n, np.int64)
     if track.size:
         np.maximum.at(rows, track, depth.astype(np.int64) + 1)
-    nest_rows = np.zeros(n, np.int64)
-    if track.size and (~moved).any():
-        np.maximum.at(nest_rows, track[~moved], depth[~moved].astype(np.int64) + 1)
     moved_count = np.bincount(track[moved], minlength=n) if moved.any() else np.zeros(n, np.int64)
     groups: list[dict[str, str]] = []
     seen: set[str] = set()
@@ -517,6 +520,7 @@ class Window:
     end_us: float
     px: int
     resolution_us: float
+    coarsened: bool  # resolution_us was raised above (end - start) / px to keep under MAX_ITEMS boxes
     ts: np.ndarray
     dur: np.ndarray
     kind: np.ndarray  # uint8, KINDS index
@@ -549,7 +553,7 @@ def window(idx: TimelineIndex, start: float, end: float, px: int, tracks: list[i
     else:
         sel = np.zeros(0, np.int64)
         seg_first = np.zeros(0, bool)
-    res = (end - start) / px
+    res = requested = (end - start) / px
     t, e = idx.ts[sel], idx.end[sel]
     while True:
         group = _merge_groups(t, e, seg_first, res)
@@ -582,6 +586,7 @@ def window(idx: TimelineIndex, start: float, end: float, px: int, tracks: list[i
         end_us=end,
         px=px,
         resolution_us=res,
+        coarsened=res > requested,
         ts=t[heads],
         dur=(e[tails] - t[heads]) if heads.size else np.zeros(0),
         kind=idx.kind[head_rows],
@@ -663,7 +668,15 @@ def self_times(idx: TimelineIndex) -> np.ndarray:
     return out
 
 
-def search(idx: TimelineIndex, query: str, exact: bool, limit: int) -> tuple[int, list[dict[str, Any]]]:
+def search(
+    idx: TimelineIndex,
+    query: str,
+    exact: bool,
+    limit: int,
+    within: tuple[float, float] | None = None,
+) -> tuple[int, list[dict[str, Any]]]:
+    """Events whose name contains (or, ``exact``, equals) ``query``, case-insensitive, by start time;
+    with ``within`` = (start, end) only those overlapping that range. (total, the first ``limit``)."""
     q = query.lower()
     hit_names = np.flatnonzero(
         np.fromiter(
@@ -673,6 +686,8 @@ def search(idx: TimelineIndex, query: str, exact: bool, limit: int) -> tuple[int
     if not hit_names.size:
         return 0, []
     hits = np.flatnonzero(np.isin(idx.name, hit_names))
+    if within is not None:
+        hits = hits[(idx.ts[hits] <= within[1]) & (idx.end[hits] >= within[0])]
     hits = hits[np.argsort(idx.ts[hits], kind="stable")]
     return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
 

@@ -46,27 +46,45 @@ def _index(request: Request, store: RunStore) -> tl.TimelineIndex:
 
 
 def _range_params(request: Request) -> tuple[float, float]:
-    start, end = float_param(request, "start_us"), float_param(request, "end_us")
-    if start is None or end is None:
+    range_ = _optional_range(request)
+    if range_ is None:
         raise bad_request("'start_us' and 'end_us' are required")
+    return range_
+
+
+def _optional_range(request: Request) -> tuple[float, float] | None:
+    """``start_us`` and ``end_us`` (both or neither; end > start), or None when both are absent."""
+    start, end = float_param(request, "start_us"), float_param(request, "end_us")
+    if start is None and end is None:
+        return None
+    if start is None or end is None:
+        raise bad_request("'start_us' and 'end_us' are required together")
     if not end > start:
         raise bad_request(f"'end_us' must be greater than 'start_us'; got {start:g} .. {end:g}")
     return start, end
 
 
 def _tracks_param(request: Request, idx: tl.TimelineIndex) -> list[int] | None:
+    """``tracks=0,3,5-9``: track ids and inclusive ranges of them; absent or empty: every track."""
     raw = request.args.get("tracks")
     if raw is None or raw.strip() == "":
         return None
-    out = []
+    out: list[int] = []
     for part in raw.split(","):
+        lo_text, dash, hi_text = part.partition("-")
         try:
-            track = int(part)
+            lo = int(lo_text)
+            hi = int(hi_text) if dash else lo
         except ValueError:
-            raise bad_request(f"'tracks' must be comma-separated track ids; got '{part}'") from None
-        if not 0 <= track < len(idx.tracks):
-            raise bad_request(f"unknown track {track} (this profile has tracks 0..{len(idx.tracks) - 1})")
-        out.append(track)
+            raise bad_request(
+                f"'tracks' must be comma-separated track ids or ranges a-b; got '{part}'"
+            ) from None
+        for track in (lo, hi):
+            if not 0 <= track < len(idx.tracks):
+                raise bad_request(f"unknown track {track} (this profile has tracks 0..{len(idx.tracks) - 1})")
+        if hi < lo:
+            raise bad_request(f"track range '{part}' runs backwards")
+        out.extend(range(lo, hi + 1))
     return out
 
 
@@ -129,6 +147,7 @@ def window(request: Request, store: RunStore) -> Any:
             "end_us": end,
             "px": px,
             "resolution_us": w.resolution_us,
+            "coarsened": w.coarsened,
             "count": len(items),
             "items": items,
             "counters": counters,
@@ -142,6 +161,7 @@ def _binary(request: Request, w: tl.Window, counters: dict[str, Any]) -> Respons
         "end_us": w.end_us,
         "px": w.px,
         "resolution_us": w.resolution_us,
+        "coarsened": w.coarsened,
         "count": int(w.ts.size),
         "names": w.names,
         "kinds": list(tl.KINDS),
@@ -177,8 +197,17 @@ def search(request: Request, store: RunStore) -> dict[str, Any]:
     query = param(request, "q")
     limit = int_param(request, "limit", 1000, lo=1, hi=tl.MAX_ITEMS)
     exact = choice_param(request, "exact", ("0", "1"), "0") == "1"
-    total, matches = tl.search(_index(request, store), query, exact, limit)
-    return {"query": query, "total": total, "truncated": total > len(matches), "matches": matches}
+    within = _optional_range(request)
+    total, matches = tl.search(_index(request, store), query, exact, limit, within)
+    out: dict[str, Any] = {
+        "query": query,
+        "total": total,
+        "truncated": total > len(matches),
+        "matches": matches,
+    }
+    if within is not None:
+        out.update(start_us=within[0], end_us=within[1])
+    return out
 
 
 def longest(request: Request, store: RunStore) -> dict[str, Any]:
