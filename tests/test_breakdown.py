@@ -63,7 +63,7 @@ def test_cpu_only_overview_has_no_gpu_sections(tmp_path: Path) -> None:
     p = load(b, tmp_path)
     data = overview(p)
     assert data["device_type"] == "CPU" and data["gpus"] == []
-    assert categories(p) == ["runtime", "dataloader", "cpu_exec", "other"]
+    assert categories(p) == ["dataloader", "cpu_exec", "other"]  # no device, no Runtime
     assert data["average"]["cpu_exec"] == {"us": 40.0, "pct": 40.0}
     assert data["steps"][0]["other_us"] == 60
 

@@ -14,7 +14,7 @@ from tests.fixtures.trace_builder import V100, TraceBuilder
 from torch_tb_profiler.cli import main
 
 PROFILE_KEYS = {
-    "run", "worker", "span", "device_type", "steps", "step_time_us", "breakdown_us", "gpus", "operators",
+    "run", "worker", "span", "device_type", "matrix_units", "steps", "step_time_us", "breakdown_us", "gpus", "operators",
     "kernels", "recommendations", "errors",
 }  # fmt: skip
 BREAKDOWN_KEYS = {"kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other"}
@@ -167,8 +167,8 @@ def test_text_report(logdir: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["summary", str(logdir), "--run", "run_b"]) == 0
     out = capsys.readouterr().out
     assert "== run run_b  worker worker1  span 1" in out
-    assert "mean step: 1.000 ms" in out and "kernel" in out and "40.00%" in out
-    assert "GPU 0 Tesla V100-SXM2-16GB: utilization 40.00%" in out
+    assert "mean step: 1.000 ms" in out and "0.400  40.00 %  Kernel" in out
+    assert "GPU summary" in out and "40.00 %" in out and "Tesla V100-SXM2-16GB" in out
     assert "aten::mm" in out and "volta_sgemm_128x64_nn" in out and "[low_gpu_utilization]" in out
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from torch_tb_profiler.analysis.summary import DEFAULT_TOP, failed_summary, profile_summary
 from torch_tb_profiler.ingest.discovery import TraceFile, group_files, parse_name
 from torch_tb_profiler.ingest.storage import FileInfo, Location, file_info, local_copy, resolve, walk_files
+from torch_tb_profiler.report import render_text
 
 EXIT_OK, EXIT_NOTHING_LOADED, EXIT_BAD_ARGS = 0, 1, 2
 
@@ -157,67 +158,6 @@ class _Helper:
             self._pool.shutdown(wait=True, cancel_futures=True)
 
 
-def render_text(profiles: list[dict[str, Any]]) -> str:
-    lines: list[str] = []
-    for p in profiles:
-        lines.append(f"== run {p['run']}  worker {p['worker']}  span {p['span']}")
-        if p["device_type"] is None:
-            lines.extend(f"   error: {e}" for e in p["errors"])
-            lines.append("")
-            continue
-        lines.append(
-            f"device: {p['device_type']}   steps: {p['steps']}   mean step: {_ms(p['step_time_us'])}"
-        )
-        if p["breakdown_us"] and p["step_time_us"]:
-            lines.append("step-time breakdown (mean per step):")
-            for key, value in p["breakdown_us"].items():
-                if p["device_type"] == "CPU" and key in ("kernel", "memcpy", "memset"):
-                    continue
-                if key == "communication" and not value:
-                    continue
-                lines.append(f"  {key:<14}{_ms(value):>12}  {100 * value / p['step_time_us']:6.2f}%")
-        for g in p["gpus"]:
-            occ = g["achieved_occupancy_pct"]
-            lines.append(
-                f"GPU {g['id']} {g['name'] or ''}: utilization {g['utilization_pct']:.2f}%, "
-                f"est. SM efficiency {g['sm_efficiency_pct']:.2f}%, est. achieved occupancy "
-                f"{'n/a' if occ is None else f'{occ:.2f}%'}, tensor cores {g['tensor_core_pct']:.2f}%"
-            )
-        if p["operators"]:
-            lines.append("top operators by host total (µs):")
-            lines.append(
-                f"  {'calls':>7} {'host self':>12} {'host total':>12} {'dev self':>12} {'dev total':>12}  name"
-            )
-            for o in p["operators"]:
-                lines.append(
-                    f"  {o['calls']:>7} {o['host_self_us']:>12.0f} {o['host_total_us']:>12.0f} "
-                    f"{o['device_self_us']:>12.0f} {o['device_total_us']:>12.0f}  {o['name']}"
-                )
-        if p["kernels"]:
-            lines.append("top kernels by total time (µs):")
-            lines.append(f"  {'calls':>7} {'total':>12} {'blocks/SM':>10} {'occupancy':>10}  name")
-            for k in p["kernels"]:
-                bps, occ = k["mean_blocks_per_sm"], k["mean_achieved_occupancy_pct"]
-                lines.append(
-                    f"  {k['calls']:>7} {k['total_us']:>12.0f} {'n/a' if bps is None else f'{bps:.2f}':>10} "
-                    f"{'n/a' if occ is None else f'{occ:.1f}%':>10}  {_short(k['name'])}"
-                )
-        if p["recommendations"]:
-            lines.append("recommendations:")
-            lines.extend(f"  - [{r['id']}] {r['text']}" for r in p["recommendations"])
-        lines.extend(f"error: {e}" for e in p["errors"])
-        lines.append("")
-    return "\n".join(lines)
-
-
-def _ms(us: float | None) -> str:
-    return "n/a" if us is None else f"{us / 1000:.3f} ms"
-
-
-def _short(name: str, width: int = 100) -> str:
-    return name if len(name) <= width else name[: width - 1] + "…"
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -238,16 +178,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     for p in profiles:
         for e in p["errors"]:
             print(f"torch-tb-profiler: {p['run']}/{p['worker']}/span {p['span']}: {e}", file=sys.stderr)
+    dist = None
+    if comm:
+        from torch_tb_profiler.analysis.distributed import cli_section
+        from torch_tb_profiler.analysis.summary import clean
+
+        dist = clean(cli_section(comm))
     if args.json:
         doc: dict[str, Any] = {"profiles": profiles}
-        if comm:
-            from torch_tb_profiler.analysis.distributed import cli_section
-            from torch_tb_profiler.analysis.summary import clean
-
-            doc["distributed"] = clean(cli_section(comm))
+        if dist is not None:
+            doc["distributed"] = dist
         sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
     else:
-        sys.stdout.write(render_text(profiles))
+        sys.stdout.write(render_text(profiles, dist))
     sys.stdout.flush()
     if not loaded:
         print("torch-tb-profiler: nothing could be loaded", file=sys.stderr)

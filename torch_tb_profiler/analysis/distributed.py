@@ -17,6 +17,7 @@ import pandas as pd
 
 from torch_tb_profiler.analysis import comm_bytes as cb
 from torch_tb_profiler.analysis import steps as steps_mod
+from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.collectives import collective_calls
 from torch_tb_profiler.model import intervals as iv
@@ -208,7 +209,7 @@ def _gpu_info(profile: Any) -> dict[str, dict]:
         if p.get("totalGlobalMem") is not None:
             info["memory_bytes"] = int(p["totalGlobalMem"])
             info["memory_gb"] = round(int(p["totalGlobalMem"]) / 1024**3, 2)
-        if p.get("computeMajor") is not None:
+        if p.get("computeMajor") is not None and accelerator(profile).has_compute_capability:
             info["compute_capability"] = f"{p.get('computeMajor')}.{p.get('computeMinor')}"
         if p.get("numSms") is not None:
             info["sms"] = p.get("numSms")

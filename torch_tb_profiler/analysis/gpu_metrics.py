@@ -9,6 +9,11 @@ W = [first step start, last step end] (device-extended steps). For the kernels o
 - Est. achieved occupancy = Σ occupancy_k × |k ∩ W| / Σ |k ∩ W| over the kernels with an
   ``est. achieved occupancy %`` value
 - tensor-core share = time of tensor-core kernels / time of all kernels on the device (whole profile)
+
+A figure the trace cannot give is None, never 0: SM efficiency when no kernel carries ``blocks per
+SM``, occupancy when none carries ``est. achieved occupancy %``, compute capability off CUDA, the
+tensor-core (AMD: matrix-core) share on devices whose kernel names we cannot classify
+(analysis/accelerator.py).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import window
 from torch_tb_profiler.analysis.tensor_cores import uses_tensor_cores
@@ -54,8 +60,13 @@ def sm_efficiency_pieces(
     return points[:-1], points[1:], np.minimum(np.maximum(level[:-1], 0.0), 1.0)
 
 
-def sm_efficiency(ts: np.ndarray, end: np.ndarray, blocks_per_sm: np.ndarray, lo: float, hi: float) -> float:
-    """Concurrent ``blocks per SM`` add up, capped at 1, averaged over [lo, hi)."""
+def sm_efficiency(
+    ts: np.ndarray, end: np.ndarray, blocks_per_sm: np.ndarray, lo: float, hi: float
+) -> float | None:
+    """Concurrent ``blocks per SM`` add up, capped at 1, averaged over [lo, hi); None when no kernel
+    has a ``blocks per SM`` value (the trace cannot say)."""
+    if np.isnan(np.asarray(blocks_per_sm, dtype=np.float64)).all():
+        return None
     if hi <= lo:
         return 0.0
     seg_lo, seg_hi, weight = sm_efficiency_pieces(ts, end, blocks_per_sm)
@@ -92,6 +103,7 @@ def _gpu_summary(profile) -> list[dict[str, Any]]:
         return []
     w = window(profile)
     lo, hi = w if w is not None else (float(k["ts"].min()), float(k["end"].max()))
+    acc = accelerator(profile)
     out = []
     device = k["device"].to_numpy(dtype=np.int64)
     for dev_id in np.unique(device):
@@ -102,18 +114,19 @@ def _gpu_summary(profile) -> list[dict[str, Any]]:
         end = k["end"].to_numpy(dtype=np.float64)[sel]
         props = profile.meta.device_property(int(dev_id))
         occ = achieved_occupancy(ts, end, k["occupancy"].to_numpy()[sel], lo, hi)
+        sm = sm_efficiency(ts, end, k["blocks_per_sm"].to_numpy()[sel], lo, hi)
+        tc = tensor_core_share(k["name"][sel], end - ts) if acc.matrix_units else None
         out.append(
             {
                 "id": int(dev_id),
                 "name": props.get("name"),
                 "memory_bytes": props.get("totalGlobalMem"),
-                "compute_capability": _compute_capability(props),
+                "compute_capability": _compute_capability(props) if acc.has_compute_capability else None,
                 "num_sms": props.get("numSms"),
                 "utilization_pct": 100.0 * utilization(ts, end, lo, hi),
-                "sm_efficiency_pct": 100.0
-                * sm_efficiency(ts, end, k["blocks_per_sm"].to_numpy()[sel], lo, hi),
+                "sm_efficiency_pct": None if sm is None else 100.0 * sm,
                 "achieved_occupancy_pct": occ,
-                "tensor_core_pct": 100.0 * tensor_core_share(k["name"][sel], end - ts),
+                "tensor_core_pct": None if tc is None else 100.0 * tc,
                 "kernel_time_us": float(np.sum(end - ts)),
             }
         )

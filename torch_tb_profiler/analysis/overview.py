@@ -7,24 +7,26 @@ from typing import Any
 import numpy as np
 
 from torch_tb_profiler.analysis import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.recommendations import recommendations
 
 _VERSION_HINTS = ("version",)
 
 
 def device_type(profile) -> str:
-    """GPU when the profile has any runtime call or device activity, else CPU."""
-    return "GPU" if len(profile.runtimes) or len(profile.device) else "CPU"
+    """The device kind (analysis/accelerator.py): GPU for CUDA and ROCm, MTIA, XPU, HPU, PrivateUse1,
+    or CPU when the profile has no runtime call and no device activity."""
+    return accelerator(profile).kind
 
 
 def categories(profile) -> list[str]:
-    """The breakdown categories worth showing: device ones only for GPU profiles, communication only
-    when there is any."""
-    gpu = device_type(profile) == "GPU"
+    """The breakdown categories worth showing: device ones (and Runtime, host calls into a device
+    runtime) only for profiles with an accelerator, communication only when there is any."""
+    gpu = accelerator(profile).platform is not None
     avg = breakdown.average(profile)
     shown = []
     for c in breakdown.CATEGORIES:
-        if c in breakdown.GPU_CATEGORIES and not gpu:
+        if (c in breakdown.GPU_CATEGORIES or c == "runtime") and not gpu:
             continue
         if c == "communication" and avg["communication"] <= 0:
             continue
@@ -88,6 +90,8 @@ def overview(profile) -> dict[str, Any]:
     }
     return {
         "device_type": device_type(profile),
+        "platform": accelerator(profile).platform,
+        "matrix_units": accelerator(profile).matrix_units,
         "environment": environment(profile),
         "categories": categories(profile),
         "labels": dict(breakdown.LABELS),

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, memory, operators, overview, steps
+from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.recommendations import recommendations
 
 DEFAULT_TOP = 10
@@ -33,6 +34,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "worker": profile.worker,
         "span": profile.span,
         "device_type": overview.device_type(profile),
+        "matrix_units": accelerator(profile).matrix_units,
         "steps": section("steps", lambda: len(steps.steps(profile)), 0),
         "step_time_us": avg["duration"] if avg else None,
         "breakdown_us": {c: avg[c] for c in breakdown.CATEGORIES} if avg else None,
@@ -57,6 +59,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "worker": worker,
         "span": span,
         "device_type": None,
+        "matrix_units": None,
         "steps": 0,
         "step_time_us": None,
         "breakdown_us": None,
@@ -74,8 +77,13 @@ def _gpus(profile) -> list[dict[str, Any]]:
     return [{k: g[k] for k in keys} for g in gpu_metrics.gpu_summary(profile)]
 
 
+def operator_sort(profile) -> str:
+    """Top operators by device time on profiles with an accelerator, by host time on CPU-only ones."""
+    return "host_total_us" if accelerator(profile).platform is None else "device_total_us"
+
+
 def _operators(profile, top: int) -> list[dict[str, Any]]:
-    table = operators.top(operators.operator_table(profile, "name"), "host_total_us", top)
+    table = operators.top(operators.operator_table(profile, "name"), operator_sort(profile), top)
     keys = ["name", "calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us"]
     return operators.records(table[keys])
 

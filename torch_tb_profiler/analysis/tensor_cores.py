@@ -13,8 +13,13 @@ written out in docs/metrics.md, "Tensor cores"):
    exist as tensor-core kernels (``xmma_*`` cuDNN/cuBLAS kernels on sm80/sm86/sm89/sm90/sm100,
    ``nvjet`` cuBLAS kernels, CUTLASS ``tensorop``/``TensorOp`` kernels), half/bfloat16 fused attention
    kernels (FlashAttention ``flash_fwd``/``flash_bwd``, xformers ``fmha_cutlass`` f16/bf16, cuDNN
-   ``sdpa``), AMD matrix-core GEMMs (Tensile ``Cijk_*`` kernels with an ``MI<m>x<n>x<k>`` matrix
-   instruction), and the original plugin's PyProf names (``dgrad_1x1_stride_2x2``, ``conv1x1``, ...).
+   ``sdpa``), AMD matrix-core kernels (below), and the original plugin's PyProf names (``dgrad_1x1_stride_2x2``, ``conv1x1``, ...).
+
+AMD matrix cores (ROCm traces; the share is then labelled "Matrix Cores"): a kernel used them when it
+is a Tensile GEMM (``Cijk_*``, rocBLAS/hipBLASLt) whose name carries an ``MI<m>x<n>x<k>`` matrix
+instruction, or when its name says ``mfma`` or ``xdlops`` (MIOpen and composable_kernel kernels built on
+MFMA instructions); a Tensile GEMM without ``MI`` and every other kernel did not. On MTIA, XPU, HPU and
+PrivateUse1 devices no naming rule is known and no share is reported.
 
 An operator is *tensor-core eligible* when its name is one of the operators that autocast runs in
 reduced precision on CUDA (convolutions, matrix products, RNN cells, attention) or the backward node
@@ -47,6 +52,7 @@ _TC = re.compile(
             r"tensorop",  # CUTLASS: cutlass_80_tensorop_*, cutlass3x_sm90_tensorop_*, OpClassTensorOp
             r"flash_fwd|flash_bwd|fmha_cutlass[FB]_(?:f16|bf16)|sdpa",
             r"Cijk_.*_MI\d+x\d+x\d+",  # AMD Tensile GEMM using a matrix (MFMA) instruction
+            r"mfma|xdlops",  # AMD MIOpen / composable_kernel kernels built on MFMA
             r"dgrad_1x1_stride_2x2|first_layer_wgrad_kernel|conv1x1|conv2d_c1_k1|direct_group",
         ]
     ),

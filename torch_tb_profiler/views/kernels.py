@@ -8,6 +8,7 @@ from typing import Any
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import kernels as k
+from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.operators import records
 from torch_tb_profiler.analysis.summary import clean
 from torch_tb_profiler.ingest.loading import RunStore
@@ -23,6 +24,7 @@ def kernels(request: Request, store: RunStore) -> dict[str, Any]:
     table = k.kernel_table(profile, group_by)
     ordered = table.sort_values([sort, "name"], ascending=[False, True], kind="stable")
     by_name = k.kernel_table(profile, "name")
+    units = accelerator(profile).matrix_units
     return clean(
         {
             "group_by": group_by,
@@ -30,7 +32,9 @@ def kernels(request: Request, store: RunStore) -> dict[str, Any]:
             "total_rows": len(table),
             "rows": records(ordered.head(limit) if limit else ordered),
             "top": records(by_name.head(top_n)[["name", "total_us"]]),
-            "tensor_core_share": k.tensor_core_share(profile),
+            # None where kernel names cannot be classified (MTIA, XPU, HPU, PrivateUse1)
+            "tensor_core_share": k.tensor_core_share(profile) if units else None,
+            "matrix_units": units,
         }
     )
 

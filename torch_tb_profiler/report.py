@@ -1,0 +1,168 @@
+"""The text report of ``torch-tb-profiler summary`` (without ``--json``): the same figures as the JSON,
+as readable tables. Every time column of a table is in one unit (ms); a figure the trace cannot give
+prints as "–"; device columns are left out of CPU-only profiles.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+MISSING = "–"
+_DEVICE_CATEGORIES = ("kernel", "memcpy", "memset", "runtime")  # always 0 on CPU-only profiles
+_LABELS = {
+    "kernel": "Kernel",
+    "memcpy": "Memcpy",
+    "memset": "Memset",
+    "communication": "Communication",
+    "runtime": "Runtime",
+    "dataloader": "DataLoader",
+    "cpu_exec": "CPU Exec",
+    "other": "Other",
+}
+
+
+def ms(us: float | None) -> str:
+    return MISSING if us is None else f"{us / 1000:.3f}"
+
+
+def pct(value: float | None) -> str:
+    return MISSING if value is None else f"{value:.2f} %"
+
+
+def number(value: float | None, spec: str = "{:.2f}") -> str:
+    return MISSING if value is None else spec.format(value)
+
+
+def size(n: float | None) -> str:
+    if n is None:
+        return MISSING
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if abs(n) >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n:.0f} B"
+
+
+def short(name: str, width: int = 100) -> str:
+    return name if len(name) <= width else name[: width - 1] + "…"
+
+
+def table(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    """A titled table: every column right-aligned except the last (names), padded to its widest cell."""
+    if not rows:
+        return []
+    widths = [max(len(headers[i]), *(len(r[i]) for r in rows)) for i in range(len(headers) - 1)]
+
+    def line(cells: Sequence[str]) -> str:
+        head = "  ".join(c.rjust(w) for c, w in zip(cells[:-1], widths, strict=True))
+        return f"  {head}  {cells[-1]}".rstrip()
+
+    return [title, line(headers), *(line(r) for r in rows), ""]
+
+
+def _columns(spec: Sequence[tuple[str, Callable[[dict[str, Any]], str]]], items: Sequence[dict[str, Any]]):
+    return [h for h, _ in spec], [[f(x) for _, f in spec] for x in items]
+
+
+def breakdown(p: dict[str, Any]) -> list[str]:
+    step, parts = p["step_time_us"], p["breakdown_us"]
+    if not parts or not step:
+        return []
+    rows = []
+    for key, value in parts.items():
+        if p["device_type"] == "CPU" and key in _DEVICE_CATEGORIES:
+            continue
+        if key == "communication" and not value:
+            continue
+        rows.append([ms(value), pct(100 * value / step), _LABELS.get(key, key)])
+    return table("Step-time breakdown (mean per step)", ["ms", "share", "category"], rows)
+
+
+def devices(p: dict[str, Any]) -> list[str]:
+    units = p.get("matrix_units") or "Tensor Cores"
+    spec = [
+        ("id", lambda g: str(g["id"])),
+        ("utilization", lambda g: pct(g["utilization_pct"])),
+        ("est. SM efficiency", lambda g: pct(g["sm_efficiency_pct"])),
+        ("est. occupancy", lambda g: pct(g["achieved_occupancy_pct"])),
+        (units, lambda g: pct(g["tensor_core_pct"])),
+        ("name", lambda g: g["name"] or MISSING),
+    ]
+    return table(f"{p['device_type']} summary", *_columns(spec, p["gpus"]))
+
+
+def operators(p: dict[str, Any]) -> list[str]:
+    on_device = p["device_type"] not in (None, "CPU")
+    spec = [
+        ("calls", lambda o: str(o["calls"])),
+        ("host self ms", lambda o: ms(o["host_self_us"])),
+        ("host total ms", lambda o: ms(o["host_total_us"])),
+    ]
+    if on_device:
+        spec += [
+            ("device self ms", lambda o: ms(o["device_self_us"])),
+            ("device total ms", lambda o: ms(o["device_total_us"])),
+        ]
+    spec.append(("name", lambda o: short(o["name"])))
+    order = "device total" if on_device else "host total"
+    return table(f"Top operators by {order} time", *_columns(spec, p["operators"]))
+
+
+def kernels(p: dict[str, Any]) -> list[str]:
+    spec = [
+        ("calls", lambda k: str(k["calls"])),
+        ("total ms", lambda k: ms(k["total_us"])),
+        ("blocks/SM", lambda k: number(k["mean_blocks_per_sm"])),
+        ("occupancy", lambda k: pct(k["mean_achieved_occupancy_pct"])),
+        ("name", lambda k: short(k["name"])),
+    ]
+    return table("Top kernels by total time", *_columns(spec, p["kernels"]))
+
+
+def memory(p: dict[str, Any]) -> list[str]:
+    spec = [
+        ("peak allocated", lambda m: size(m["peak_allocated_bytes"])),
+        ("peak reserved", lambda m: size(m["peak_reserved_bytes"])),
+        ("device", lambda m: str(m["device"])),
+    ]
+    return table("Memory (peak over the profile)", *_columns(spec, p.get("memory") or []))
+
+
+def distributed(section: dict[str, Any] | None) -> list[str]:
+    if not section:
+        return []
+    spec = [
+        ("rank", lambda w: MISSING if w["rank"] is None else str(w["rank"])),
+        ("computation", lambda w: ms(w["computation_us"])),
+        ("overlap", lambda w: ms(w["overlap_us"])),
+        ("communication", lambda w: ms(w["communication_us"])),
+        ("other", lambda w: ms(w["other_us"])),
+        ("synchronizing", lambda w: ms(w["synchronizing_us"])),
+        ("transferring", lambda w: ms(w["transferring_us"])),
+        ("run / span / worker", lambda w: f"{w['run']} / {w['span']} / {w['worker']}"),
+    ]
+    out = table("== Distributed (ms, mean per step)", *_columns(spec, section["workers"]))
+    out += [f"warning: {m}" for m in section.get("warnings", [])]
+    return out
+
+
+def profile(p: dict[str, Any]) -> list[str]:
+    lines = [f"== run {p['run']}  worker {p['worker']}  span {p['span']}"]
+    if p["device_type"] is None:
+        return [*lines, *(f"   error: {e}" for e in p["errors"]), ""]
+    mean = MISSING if p["step_time_us"] is None else f"{ms(p['step_time_us'])} ms"
+    lines += [f"device: {p['device_type']}   steps: {p['steps']}   mean step: {mean}", ""]
+    for part in (breakdown, devices, operators, kernels, memory):
+        lines += part(p)
+    if p["recommendations"]:
+        lines += ["Recommendations", *(f"  - [{r['id']}] {r['text']}" for r in p["recommendations"]), ""]
+    lines += [f"error: {e}" for e in p["errors"]]
+    return lines
+
+
+def render_text(profiles: list[dict[str, Any]], dist: dict[str, Any] | None = None) -> str:
+    lines: list[str] = []
+    for p in profiles:
+        lines += profile(p)
+    lines += distributed(dist)
+    return "\n".join(lines) + "\n"
