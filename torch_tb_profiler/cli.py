@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from torch_tb_profiler import cli_compare
 from torch_tb_profiler.analysis.summary import DEFAULT_TOP, failed_summary, profile_summary
 from torch_tb_profiler.ingest.discovery import TraceFile, group_files, parse_name
 from torch_tb_profiler.ingest.storage import FileInfo, Location, file_info, local_copy, resolve, walk_files
@@ -51,6 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--span", help="only this span (1..n)")
     s.add_argument("--top", type=_non_negative, default=DEFAULT_TOP, help="operators and kernels to list")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    cli_compare.add_parser(sub)
     return parser
 
 
@@ -164,6 +166,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse prints the reason; keep its status (2 for bad arguments)
         return int(exc.code or 0)
+    if args.command == "compare":
+        return cli_compare.run(args)
     try:
         loc, files = find_traces(args.path)
         if not files:

@@ -1,0 +1,414 @@
+"""Diff: one profile (the baseline) against another (the experiment), for the Diff view and
+``torch-tb-profiler compare``. Definitions are in docs/metrics.md ("Diff"); in short:
+
+- Step level: per-step durations and the eight breakdown categories (breakdown.per_step) on each
+  side, summarised as mean/min/median/max; delta = experiment − baseline of the means; rel =
+  delta / baseline mean (None when the baseline is 0). A change is *significant* when |delta| is
+  larger than the noise, the larger of the two sides' half-ranges ((max − min) / 2 over steps).
+  A side with one step has no spread: its half-range is 0.
+- Operators and kernels are joined by name (operators optionally by name + input shape; kernels
+  that are left over on both sides are then joined one-to-one by kernel_family.family). Their
+  figures are per step: the profile's totals divided by its number of steps. Rows are sorted by
+  |delta| of device self time when either side ran on a GPU, else of host self time.
+- Waterfall: the mean step time change split into the largest per-operator changes of that same
+  self time (top N by |delta|) and "other" = the total change − their sum.
+- Memory: peak allocated/reserved per device label; distributed: this profile's own per-step
+  overlap figures and collectives (distributed.analyze_job on the one worker).
+
+Anything one side lacks is reported in ``notes`` and as None, never as 0.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, memory, operators, overview
+from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.kernel_family import family
+from torch_tb_profiler.analysis.summary import clean
+
+OP_FIELDS = ("calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us")
+KERNEL_FIELDS = ("calls", "total_us", "mean_us", "mean_blocks_per_sm", "mean_achieved_occupancy_pct")
+KERNEL_PER_STEP = ("calls", "total_us")  # the other kernel figures are means over calls
+GPU_FIELDS = ("utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct", "tensor_core_pct")
+MEMORY_FIELDS = ("peak_allocated_bytes", "peak_reserved_bytes")
+DEFAULT_WATERFALL = 10
+
+
+# ---- one side ---------------------------------------------------------------------------------------
+
+
+def _stats(values: np.ndarray) -> dict[str, Any]:
+    if values.size == 0:
+        return {"count": 0, "mean": None, "min": None, "median": None, "max": None}
+    return {
+        "count": int(values.size),
+        "mean": float(values.mean()),
+        "min": float(values.min()),
+        "median": float(np.median(values)),
+        "max": float(values.max()),
+    }
+
+
+def side(profile) -> dict[str, Any]:
+    """What the diff needs from one profile, computed from its cached analyses (memoized)."""
+    return memoized(profile, "diff.side", lambda: _side(profile))
+
+
+def _side(profile) -> dict[str, Any]:
+    per_step = breakdown.per_step(profile)
+    dev_type = overview.device_type(profile)
+    n_steps = len(per_step)
+    return {
+        "label": {"run": profile.run, "worker": profile.worker, "span": profile.span},
+        "device_type": dev_type,
+        "has_profiler_steps": bool(len(profile.steps)),
+        "steps": n_steps,
+        "step_time": _stats(per_step["duration"].to_numpy(dtype=np.float64)),
+        "categories": {c: _stats(per_step[c].to_numpy(dtype=np.float64)) for c in breakdown.CATEGORIES},
+        "shown": set(overview.categories(profile)) if n_steps else set(),
+        "gpus": {g["id"]: g for g in gpu_metrics.gpu_summary(profile)},
+        "scale": 1.0 / n_steps if n_steps else 1.0,
+        "memory": {d["device"]: d for d in memory.devices(profile) if d["has_totals"]},
+        "distributed": _distributed(profile),
+    }
+
+
+def _distributed(profile) -> dict[str, Any] | None:
+    if not (len(profile.comms) or profile.meta.distributed_info):
+        return None
+    from torch_tb_profiler.analysis import distributed  # heavy: only for profiles with collectives
+
+    w = distributed.summarize_worker(profile.worker, profile)
+    job = distributed.analyze_job([w])
+    return {
+        "rank": w.rank,
+        "overlap": job["overlap"][w.worker]["mean"],
+        "collectives": {r["collective"]: r for r in job["comm_ops"][w.worker]},
+    }
+
+
+# ---- changes ----------------------------------------------------------------------------------------
+
+
+def change(base: float | None, exp: float | None) -> dict[str, Any]:
+    """{baseline, experiment, delta, rel}; delta None when a side is None; rel None when the baseline
+    is 0 (or a side is missing)."""
+    if base is None or exp is None:
+        return {"baseline": base, "experiment": exp, "delta": None, "rel": None}
+    delta = exp - base
+    return {"baseline": base, "experiment": exp, "delta": delta, "rel": delta / base if base else None}
+
+
+def _noisy_change(b: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
+    """Change of the means with the spread of both sides and the significance rule."""
+    out = change(b["mean"], e["mean"])
+    if out["delta"] is None:
+        return {**out, "noise": None, "significant": False}
+    noise = max((s["max"] - s["min"]) / 2 for s in (b, e))
+    out["noise"] = noise
+    out["significant"] = abs(out["delta"]) > noise
+    out["spread"] = {"baseline": b, "experiment": e}
+    return out
+
+
+def _step_level(b: dict[str, Any], e: dict[str, Any], notes: list[str]) -> tuple[dict, dict]:
+    steps = _noisy_change(b["step_time"], e["step_time"])
+    for name, s in (("baseline", b), ("experiment", e)):
+        if not s["steps"]:
+            notes.append(f"the {name} has no step and no event to make one of: no step-level figures")
+        elif not s["has_profiler_steps"]:
+            notes.append(f"the {name} has no ProfilerStep: its whole trace counts as one step")
+        elif s["steps"] == 1:
+            notes.append(f"the {name} has one step: its spread (noise) is unknown and counted as 0")
+    cats: dict[str, Any] = {}
+    for c in breakdown.CATEGORIES:
+        has_b, has_e = c in b["shown"], c in e["shown"]
+        if not has_b and not has_e:
+            continue
+        if has_b and has_e:
+            cats[c] = _noisy_change(b["categories"][c], e["categories"][c])
+            continue
+        lacking, lacking_side = ("baseline", b) if not has_b else ("experiment", e)
+        cpu_only = c in breakdown.GPU_CATEGORIES and lacking_side["device_type"] == "CPU"
+        why = "is a CPU-only profile" if cpu_only else "has no such time"
+        entry = _noisy_change(b["categories"][c], e["categories"][c])
+        entry[lacking] = None
+        entry.update(delta=None, rel=None, significant=False)
+        entry["note"] = f"the {lacking} {why}: {breakdown.LABELS[c]} is not compared"
+        notes.append(entry["note"])
+        cats[c] = entry
+    return steps, cats
+
+
+def _gpu_level(b: dict[str, Any], e: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for gid in sorted(set(b["gpus"]) | set(e["gpus"])):
+        gb, ge = b["gpus"].get(gid), e["gpus"].get(gid)
+        row: dict[str, Any] = {"id": gid, "name": (ge or gb or {}).get("name")}
+        for f in GPU_FIELDS:
+            row[f] = change(None if gb is None else gb[f], None if ge is None else ge[f])
+        if gb is None or ge is None:
+            notes.append(f"GPU {gid} ran kernels only in the {'experiment' if gb is None else 'baseline'}")
+        out.append(row)
+    return out
+
+
+# ---- operator and kernel joins ----------------------------------------------------------------------
+
+
+def _scaled(table: pd.DataFrame, fields: tuple[str, ...], per_step: tuple[str, ...], scale: float) -> dict:
+    cols = {f: table[f].to_numpy(dtype=np.float64) for f in fields}
+    for f in per_step:
+        cols[f] = cols[f] * scale
+    return cols
+
+
+def pair_by_key(keys_b: list[tuple], keys_e: list[tuple]) -> list[tuple[int | None, int | None]]:
+    """(baseline index, experiment index) for every key of either side; None where a side lacks it."""
+    where_e = {k: j for j, k in enumerate(keys_e)}
+    pairs: list[tuple[int | None, int | None]] = [(i, where_e.pop(k, None)) for i, k in enumerate(keys_b)]
+    return pairs + [(None, j) for j in where_e.values()]
+
+
+def _join(
+    pairs: list[tuple[int | None, int | None]],
+    cols_b: dict[str, np.ndarray],
+    cols_e: dict[str, np.ndarray],
+    fields: tuple[str, ...],
+    additive: tuple[str, ...],
+) -> list[dict[str, Any]]:
+    """Rows for the pairs: status, both sides' figures, delta and rel per field. A side that lacks the
+    row counts as 0 in the delta of an additive field (rel None when the baseline lacks it); other
+    fields (means) and figures the trace cannot give (None) then have no delta."""
+    rows = []
+    for i, j in pairs:
+        fb = None if i is None else {f: _num(cols_b[f][i]) for f in fields}
+        fe = None if j is None else {f: _num(cols_e[f][j]) for f in fields}
+        delta: dict[str, float | None] = {}
+        rel: dict[str, float | None] = {}
+        for f in fields:
+            missing = 0.0 if f in additive else None
+            c = change(missing if fb is None else fb[f], missing if fe is None else fe[f])
+            delta[f], rel[f] = c["delta"], c["rel"]
+        status = "both" if fb and fe else ("removed" if fb else "added")
+        rows.append({"status": status, "baseline": fb, "experiment": fe, "delta": delta, "rel": rel})
+    return rows
+
+
+def _num(v: Any) -> float | None:
+    v = float(v)
+    return None if np.isnan(v) else v
+
+
+def _sort(rows: list[dict[str, Any]], field: str) -> list[dict[str, Any]]:
+    return sorted(rows, key=lambda r: (-abs(r["delta"][field] or 0.0), r["name"]))
+
+
+def operator_rows(b_prof, e_prof, b: dict, e: dict, group_by: str, metric: str) -> list[dict[str, Any]]:
+    tb = operators.operator_table(b_prof, group_by)
+    te = operators.operator_table(e_prof, group_by)
+    key_cols = ["name"] if group_by == "name" else ["name", "input_shape"]
+    keys_b = list(tb[key_cols].itertuples(index=False, name=None))
+    keys_e = list(te[key_cols].itertuples(index=False, name=None))
+    cols_b = _scaled(tb, OP_FIELDS, OP_FIELDS, b["scale"])
+    cols_e = _scaled(te, OP_FIELDS, OP_FIELDS, e["scale"])
+    pairs = pair_by_key(keys_b, keys_e)
+    rows = _join(pairs, cols_b, cols_e, OP_FIELDS, OP_FIELDS)
+    for row, (i, j) in zip(rows, pairs, strict=True):
+        key = keys_b[i] if i is not None else keys_e[j]  # type: ignore[index]
+        row["name"] = key[0]
+        if group_by != "name":
+            row["input_shape"] = key[1]
+    return _sort(rows, metric)
+
+
+def kernel_rows(b_prof, e_prof, b: dict, e: dict) -> list[dict[str, Any]]:
+    tb = kernels.kernel_table(b_prof, "name")
+    te = kernels.kernel_table(e_prof, "name")
+    names_b = [str(n) for n in tb["name"]]
+    names_e = [str(n) for n in te["name"]]
+    cols_b = _scaled(tb, KERNEL_FIELDS, KERNEL_PER_STEP, b["scale"])
+    cols_e = _scaled(te, KERNEL_FIELDS, KERNEL_PER_STEP, e["scale"])
+    pairs, renamed = match_kernels(names_b, names_e)
+    rows = _join(pairs, cols_b, cols_e, KERNEL_FIELDS, KERNEL_PER_STEP)
+    for row, (i, j) in zip(rows, pairs, strict=True):
+        row["name"] = names_e[j] if j is not None else names_b[i]  # type: ignore[index]
+        if (i, j) in renamed:
+            row["status"] = "renamed"
+            row["baseline_name"] = names_b[i]  # type: ignore[index]
+    return _sort(rows, "total_us")
+
+
+def match_kernels(
+    names_b: list[str], names_e: list[str]
+) -> tuple[list[tuple[int | None, int | None]], set[tuple[int, int]]]:
+    """Pairs (baseline index, experiment index) by exact name, then the leftovers one-to-one by family
+    (only where a family has exactly one leftover kernel on each side)."""
+    where_e = {n: j for j, n in enumerate(names_e)}
+    pairs: list[tuple[int | None, int | None]] = []
+    left_b: list[int] = []
+    for i, n in enumerate(names_b):
+        j = where_e.pop(n, None)
+        if j is None:
+            left_b.append(i)
+        else:
+            pairs.append((i, j))
+    fam_b: dict[str, list[int]] = {}
+    for i in left_b:
+        fam_b.setdefault(family(names_b[i]), []).append(i)
+    fam_e: dict[str, list[int]] = {}
+    for j in where_e.values():
+        fam_e.setdefault(family(names_e[j]), []).append(j)
+    renamed: set[tuple[int, int]] = set()
+    matched_e: set[int] = set()
+    for i in left_b:
+        f = family(names_b[i])
+        if len(fam_b[f]) == 1 and len(fam_e.get(f, ())) == 1:
+            j = fam_e[f][0]
+            pairs.append((i, j))
+            renamed.add((i, j))
+            matched_e.add(j)
+        else:
+            pairs.append((i, None))
+    pairs += [(None, j) for j in where_e.values() if j not in matched_e]
+    return pairs, renamed
+
+
+def waterfall(
+    op_rows: list[dict[str, Any]], cats: dict[str, Any], total: float | None, gpu: bool, top: int
+) -> dict[str, Any]:
+    """The step-time change as its largest parts plus "other" (the parts and "other" sum to total).
+
+    Parts: the breakdown categories' changes, except that the operators' time replaces the categories
+    it makes up (kernel, memcpy and memset by device self time on GPU profiles; CPU Exec by host self
+    time on CPU-only ones): one part per operator. The ``top`` largest |changes| are listed."""
+    metric = "device_self_us" if gpu else "host_self_us"
+    if total is None:
+        return {"metric": metric, "total_delta_us": None, "items": [], "other_us": None}
+    replaced = breakdown.GPU_CATEGORIES if gpu else ("cpu_exec",)
+    parts = [
+        {"name": breakdown.LABELS[c], "kind": "category", "delta_us": v["delta"]}
+        for c, v in cats.items()
+        if c not in replaced and v["delta"]
+    ]
+    parts += [{"name": r["name"], "kind": "operator", "delta_us": r["delta"][metric]} for r in op_rows]
+    parts = [p for p in parts if p["delta_us"]]
+    parts.sort(key=lambda p: (-abs(p["delta_us"]), p["name"]))
+    items = parts[:top]
+    other = total - sum(i["delta_us"] for i in items)
+    return {"metric": metric, "total_delta_us": total, "items": items, "other_us": other}
+
+
+# ---- memory and distributed -------------------------------------------------------------------------
+
+
+def _memory_level(b: dict, e: dict, notes: list[str]) -> list[dict[str, Any]]:
+    out = []
+    for dev in sorted(set(b["memory"]) | set(e["memory"])):
+        mb, me = b["memory"].get(dev), e["memory"].get(dev)
+        if mb is None or me is None:
+            notes.append(
+                f"memory of {dev} is recorded only in the {'baseline' if me is None else 'experiment'}"
+            )
+        row: dict[str, Any] = {"device": dev}
+        for f in MEMORY_FIELDS:
+            row[f] = change(None if mb is None else mb[f], None if me is None else me[f])
+        out.append(row)
+    if not b["memory"] and not e["memory"]:
+        notes.append("neither side recorded memory (profile_memory=True): no memory comparison")
+    return out
+
+
+def _distributed_level(b: dict, e: dict, notes: list[str]) -> dict[str, Any] | None:
+    db, de = b["distributed"], e["distributed"]
+    if db is None or de is None:
+        if db is not None or de is not None:
+            lacking = "baseline" if db is None else "experiment"
+            notes.append(f"the {lacking} is not a distributed profile: communication is not compared")
+        return None
+    overlap = {k: change(db["overlap"][k], de["overlap"][k]) for k in db["overlap"]}
+    colls = []
+    for name in sorted(set(db["collectives"]) | set(de["collectives"])):
+        cb_, ce = db["collectives"].get(name), de["collectives"].get(name)
+        row: dict[str, Any] = {"collective": name}
+        for f in ("calls", "avg_latency_us", "total_latency_us", "algbw_gbps", "busbw_gbps"):
+            row[f] = change(None if cb_ is None else cb_[f], None if ce is None else ce[f])
+        colls.append(row)
+    return {
+        "rank": {"baseline": db["rank"], "experiment": de["rank"]},
+        "overlap_us": overlap,
+        "collectives": colls,
+    }
+
+
+# ---- the whole comparison ---------------------------------------------------------------------------
+
+
+def compare(base_prof, exp_prof, group_by: str = "name", waterfall_top: int = DEFAULT_WATERFALL) -> dict:
+    """Every figure of the Diff view / ``compare --json`` (less the verdict); memoized per pair."""
+    if group_by not in operators.GROUP_BY:
+        raise ValueError(f"group_by must be one of {operators.GROUP_BY}")
+    key = (id(base_prof), id(exp_prof), group_by, waterfall_top)
+    with _recent_lock:
+        hit = _recent.get(key)
+        if hit is not None and hit[0]() is base_prof and hit[1]() is exp_prof:
+            return hit[2]
+    result = clean(_compare(base_prof, exp_prof, group_by, waterfall_top))
+    with _recent_lock:
+        _recent[key] = (weakref.ref(base_prof), weakref.ref(exp_prof), result)
+        while len(_recent) > _RECENT:
+            _recent.pop(next(iter(_recent)))
+    return result
+
+
+_RECENT = 8
+_recent: dict[tuple, tuple[Any, Any, dict]] = {}
+_recent_lock = threading.Lock()
+
+
+def _compare(base_prof, exp_prof, group_by: str, waterfall_top: int) -> dict:
+    b, e = side(base_prof), side(exp_prof)
+    notes: list[str] = []
+    if b["device_type"] != e["device_type"]:
+        notes.append(
+            f"the baseline is a {b['device_type']} profile and the experiment a {e['device_type']} one: "
+            "device figures exist on one side only"
+        )
+    if b["steps"] and e["steps"] and b["steps"] != e["steps"]:
+        notes.append(
+            f"the sides have {b['steps']} and {e['steps']} steps: operator and kernel figures are per step"
+        )
+    gpu = "GPU" in (b["device_type"], e["device_type"])
+    metric = "device_self_us" if gpu else "host_self_us"
+    steps, cats = _step_level(b, e, notes)
+    ops = operator_rows(base_prof, exp_prof, b, e, group_by, metric)
+    by_name = ops if group_by == "name" else operator_rows(base_prof, exp_prof, b, e, "name", metric)
+    if group_by != "name" and not _has_shapes(base_prof, exp_prof):
+        notes.append("a side records no input shapes (record_shapes=False): rows by input shape join poorly")
+    kern = kernel_rows(base_prof, exp_prof, b, e) if gpu else []
+    return {
+        "baseline": {**b["label"], "device_type": b["device_type"], "steps": b["steps"]},
+        "experiment": {**e["label"], "device_type": e["device_type"], "steps": e["steps"]},
+        "group_by": group_by,
+        "sort_metric": metric,
+        "steps": steps,
+        "breakdown_us": cats,
+        "labels": dict(breakdown.LABELS),
+        "gpus": _gpu_level(b, e, notes),
+        "operators": ops,
+        "waterfall": waterfall(by_name, cats, steps["delta"], gpu, waterfall_top),
+        "kernels": kern,
+        "memory": _memory_level(b, e, notes),
+        "distributed": _distributed_level(b, e, notes),
+        "notes": notes,
+    }
+
+
+def _has_shapes(*profiles: Any) -> bool:
+    return all(bool((operators.operator_rows(p)["input_shape"] != "").any()) for p in profiles)
