@@ -1,0 +1,35 @@
+"""The README installs this project (not the deprecated 0.4.3 on the package index), and the version
+sorts above 0.4.3 so that installing this project replaces the original plugin."""
+
+from __future__ import annotations
+
+import re
+
+from packaging.version import Version
+
+import torch_tb_profiler
+from tests.fixtures.paths import REPO
+
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def test_version_sorts_above_the_deprecated_release() -> None:
+    pyproject = (REPO / "pyproject.toml").read_text(encoding="utf-8")
+    (version,) = re.findall(r'^version = "([^"]+)"$', pyproject, flags=re.MULTILINE)
+    assert version == torch_tb_profiler.__version__
+    assert Version(version) > Version("0.4.3")
+
+
+def test_readme_installs_this_project() -> None:
+    commands = [line.split("#")[0].strip() for line in README.splitlines()]
+    # a bare "pip install torch-tb-profiler" resolves to the original plugin's 0.4.3
+    assert not any(re.fullmatch(r"pip install torch-tb-profiler(\[[\w,]+\])?", c) for c in commands)
+    assert 'pip install ".[s3,blob,gs]"' in README
+    assert f"torch_tb_profiler-{torch_tb_profiler.__version__}-py3-none-any.whl" in README
+
+
+def test_setup_keeps_exactly_two_commands() -> None:
+    setup = README.split("## Set-up", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```bash\n(.*?)```", setup, flags=re.DOTALL)
+    assert [b.strip().count("\n") for b in blocks] == [0, 0]  # two one-line commands
+    assert blocks[1].strip() == "bash scripts/test.sh"
