@@ -76,6 +76,9 @@ def test_rescan_sees_added_changed_and_removed_files(tmp_path: Path, store_facto
     _trace(first, kernels=3)  # changed (size and mtime)
     store.scan_once()
     store.wait_idle(60)
+    assert len(store.get_profile("run", "w0", "1").device) == 1  # changed since the last scan: waits
+    store.scan_once()  # unchanged since the last scan: reloaded
+    store.wait_idle(60)
     assert store.workers("run") == ["w0", "w1"]
     assert len(store.get_profile("run", "w0", "1").device) == 3
 
@@ -96,6 +99,7 @@ def test_failed_file_is_retried_when_it_changes(tmp_path: Path, store_factory) -
     store.wait_idle(60)
     assert store.runs()[0]["state"] == "error"
     _trace(path)
+    store.scan_once()  # changed since the last scan: waits for one more
     store.scan_once()
     store.wait_idle(60)
     assert store.runs()[0]["state"] == "ready" and store.runs()[0]["errors"] == []

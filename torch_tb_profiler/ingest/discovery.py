@@ -1,7 +1,7 @@
 """Discovery: which runs, workers and spans a logdir holds, and what changed since the last scan.
 
 A run is a directory (any depth, symlinks followed) that directly holds ``*.pt.trace.json[.gz]`` files;
-its name is its path relative to the logdir. A file ``<worker>[.<digits>].pt.trace.json[.gz]`` belongs
+its name is its path relative to the logdir (shown escaped where it is not printable UTF-8, ``names.py``). A file ``<worker>[.<digits>].pt.trace.json[.gz]`` belongs
 to ``worker``; a worker's files are its spans, numbered 1..n in the numeric order of ``<digits>``
 (files without digits come first, in name order).
 """
@@ -11,11 +11,12 @@ from __future__ import annotations
 import posixpath
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from torch_tb_profiler.ingest.storage import FileInfo, Location, StorageError, walk_files
+from torch_tb_profiler.ingest.names import display
+from torch_tb_profiler.ingest.storage import FileInfo, Location, StorageError, walk
 
-TRACE_FILE = re.compile(r"^(?P<worker>.*?)(?:\.(?P<number>\d+))?\.pt\.trace\.json(?:\.gz)?$")
+TRACE_FILE = re.compile(r"^(?P<worker>.*?)(?:\.(?P<number>\d+))?\.pt\.trace\.json(?:\.gz)?$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -48,8 +49,10 @@ def group_files(loc: Location, files: list[FileInfo]) -> list[TraceFile]:
         if parsed is None:
             continue
         worker, number = parsed
+        worker = display(worker)
         # a trace directly in the logdir makes a run named after the logdir itself
         run = loc.relpath(directory) if directory != loc.root else (posixpath.basename(loc.root) or ".")
+        run = display(run)
         # files without a number sort first, then by number, then by name
         order = (0 if number is None else 1, number or 0, filename, info)
         by_worker.setdefault((run, worker), []).append(order)
@@ -66,11 +69,14 @@ class ScanResult:
     files: list[TraceFile]  # every trace file now present
     settled: list[TraceFile]  # those whose size and mtime have stopped changing
     error: str | None = None  # the logdir could not be listed (bad credentials, missing bucket...)
+    warnings: list[str] = field(default_factory=list)  # what the listing skipped, and why
 
 
 class Scanner:
-    """Repeated scans of one logdir; a file counts as settled once it looks the same on two scans, or
-    when its modification time is older than ``settle_seconds``."""
+    """Repeated scans of one logdir. A file is settled when it looks the same (size, mtime, etag) as on
+    the previous scan, or, seen for the first time, when its modification time is older than
+    ``settle_seconds``. A file that changed since the previous scan is still being written: it waits,
+    however long ago its last write was (a writer may pause longer than ``settle_seconds``)."""
 
     def __init__(self, loc: Location, settle_seconds: float = 2.0) -> None:
         self.loc = loc
@@ -79,7 +85,7 @@ class Scanner:
 
     def scan(self) -> ScanResult:
         try:
-            infos = walk_files(self.loc)
+            infos, warnings = walk(self.loc)
         except StorageError as e:  # its message already names the URL and the cause
             return ScanResult([], [], error=str(e))
         except Exception as e:
@@ -91,8 +97,9 @@ class Scanner:
         for f in files:
             sig = (f.info.size, f.info.mtime, f.info.etag)
             current[f.info.path] = sig
+            previous = self._previous.get(f.info.path)
             old_enough = f.info.mtime and now - f.info.mtime >= self.settle_seconds
-            if self._previous.get(f.info.path) == sig or old_enough:
+            if previous == sig or (previous is None and old_enough) or f.info.problem:
                 settled.append(f)
         self._previous = current
-        return ScanResult(files, settled)
+        return ScanResult(files, settled, warnings=warnings)

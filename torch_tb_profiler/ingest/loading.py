@@ -24,8 +24,10 @@ from typing import Any
 
 from torch_tb_profiler.ingest.discovery import Scanner, TraceFile
 from torch_tb_profiler.ingest.errors import Ambiguous, NotFound
+from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.parse import load_job, load_profile, warm_up
 from torch_tb_profiler.ingest.parse_split import head_job, new_jobdir, tail_job, tail_start
+from torch_tb_profiler.ingest.persist import IndexStore
 from torch_tb_profiler.ingest.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.trace import chunks
@@ -45,6 +47,7 @@ class FileState:
     warnings: list[str] = field(default_factory=list)
     signature: tuple[Any, ...] = ()
     generation: int = 0
+    from_index: bool = False  # the profile was read from the persisted index (persist.py), not parsed
 
 
 class RunStore:
@@ -55,11 +58,14 @@ class RunStore:
         processes: int | None = None,
         settle_seconds: float = 2.0,
         location: Location | None = None,
+        index: IndexStore | None = None,
     ) -> None:
         self.logdir = logdir
+        self.index = index  # persisted index: read before parsing, written after (None: never)
         self.interval = interval
         self._settle_seconds = settle_seconds
         self._scan_error: str | None = None
+        self._scan_warnings: list[str] = []
         self.location: Location | None = location
         self._scanner: Scanner | None = Scanner(location, settle_seconds) if location else None
         self._lock = threading.RLock()
@@ -142,6 +148,7 @@ class RunStore:
         result = scanner.scan()
         with self._lock:
             self._scan_error = result.error
+            self._scan_warnings = result.warnings
             if result.error is not None:
                 self._scanned.set()
                 return  # keep what was loaded; retried on the next scan
@@ -168,6 +175,10 @@ class RunStore:
                     continue
                 state.signature = signature
                 state.generation += 1
+                if f.info.problem:  # not a regular file, a broken symlink: never opened
+                    state.status, state.error, state.warnings = "error", f.info.problem, []
+                    self._profiles.pop(path, None)
+                    continue
                 state.status = "loading"
                 state.error = None
                 self._inflight += 1
@@ -182,10 +193,13 @@ class RunStore:
                     return
                 f = state.file
             fetch_failed = False
+            indexed, index_note = self._from_index(f)
             try:
                 assert self.location is not None
-                local = local_copy(self.location, f.info)
-                outcome: Profile | str = self._parse(local)
+                if indexed is not None:
+                    outcome: Profile | str = indexed
+                else:
+                    outcome = self._parse(local_copy(self.location, f.info))
             except StorageError as e:  # a network blip or credentials: try again on the next scan
                 outcome, fetch_failed = str(e), True
             except Exception as e:  # a broken pool
@@ -196,6 +210,7 @@ class RunStore:
                     return  # changed or deleted while loading: a newer load takes over
                 if isinstance(outcome, str):
                     state.status, state.error, state.warnings = "error", outcome, []
+                    state.from_index = False
                     self._profiles.pop(path, None)
                     if fetch_failed:
                         state.signature = ()  # not the file's fault: the next scan fetches it again
@@ -203,11 +218,37 @@ class RunStore:
                     outcome.run, outcome.worker, outcome.span = state.file.key
                     outcome.source = path
                     state.status, state.error, state.warnings = "ready", None, list(outcome.meta.warnings)
+                    state.warnings += [index_note] if index_note else []
+                    state.from_index = indexed is not None
                     self._profiles[path] = outcome
+            if indexed is None and not isinstance(outcome, str):
+                self._save_index(f, outcome)
         finally:
             with self._idle:
                 self._inflight -= 1
                 self._idle.notify_all()
+
+    def _from_index(self, f: TraceFile) -> tuple[Profile | None, str | None]:
+        """The file's current index, if any, and a warning when an existing one was unusable."""
+        if self.index is None or self.location is None:
+            return None, None
+        try:
+            lookup = self.index.load(self.location, f.info)
+        except Exception as e:  # the index is an optimisation: never let it cost the file
+            log.warning("reading the index of %s failed: %s", f.info.path, e)
+            return None, None
+        if lookup.profile is not None:
+            lookup.profile.run, lookup.profile.worker, lookup.profile.span = f.key
+            lookup.profile.source = f.info.path
+        return lookup.profile, lookup.problem
+
+    def _save_index(self, f: TraceFile, profile: Profile) -> None:
+        if self.index is None or self.location is None:
+            return
+        try:
+            self.index.save(self.location, f.info, profile)
+        except Exception as e:
+            log.warning("could not write the index of %s to %s: %s", f.info.path, self.index.url, e)
 
     def _submit(self, fn: Any, *args: Any) -> cf.Future[Any]:
         """Submit to the pool; a process it starts meanwhile does not re-run TensorBoard's main script."""
@@ -247,6 +288,11 @@ class RunStore:
     @property
     def scan_error(self) -> str | None:
         return self._scan_error
+
+    @property
+    def scan_warnings(self) -> list[str]:
+        """What the last listing skipped (a directory it could not list, a symlink loop...)."""
+        return list(self._scan_warnings)
 
     def run_names(self) -> list[str]:
         with self._lock:
@@ -291,8 +337,8 @@ class RunStore:
                 return profile
             state = self._files[path]
             if state.status == "error":
-                raise NotFound(f"{posixpath.basename(path)} could not be loaded: {state.error}")
-            raise NotFound(f"{posixpath.basename(path)} is still loading")
+                raise NotFound(f"{display(posixpath.basename(path))} could not be loaded: {state.error}")
+            raise NotFound(f"{display(posixpath.basename(path))} is still loading")
 
     def get_run_profiles(self, run: str, span: str | None) -> list[Profile]:
         """One profile per worker of the run for the given span (span None: each worker's only/first span)."""
@@ -334,12 +380,16 @@ def _main_script_hidden() -> Iterator[None]:
             main.__file__ = path
 
 
+def _shown(loc: Location, path: str) -> str:
+    return display(loc.relpath(path))
+
+
 def _run_summary(name: str, states: list[FileState], loc: Location) -> dict[str, Any]:
     total = len(states)
     done = [s for s in states if s.status in ("ready", "error")]
     errors = [
         {
-            "file": loc.relpath(s.file.info.path),
+            "file": _shown(loc, s.file.info.path),
             "worker": s.file.worker,
             "span": s.file.span,
             "message": s.error,
@@ -348,7 +398,7 @@ def _run_summary(name: str, states: list[FileState], loc: Location) -> dict[str,
         if s.status == "error"
     ]
     warnings = [
-        {"file": loc.relpath(s.file.info.path), "worker": s.file.worker, "span": s.file.span, "message": w}
+        {"file": _shown(loc, s.file.info.path), "worker": s.file.worker, "span": s.file.span, "message": w}
         for s in states
         for w in s.warnings
     ]
@@ -370,11 +420,12 @@ def _run_summary(name: str, states: list[FileState], loc: Location) -> dict[str,
         },
         "files": [
             {
-                "file": loc.relpath(s.file.info.path),
+                "file": _shown(loc, s.file.info.path),
                 "worker": s.file.worker,
                 "span": s.file.span,
                 "size": s.file.info.size,
                 "status": s.status,
+                "from_index": s.from_index,
             }
             for s in states
         ],

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from torch_tb_profiler.ingest.limits import LimitError
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.model.build import build_profile, profile_from_tables
 from torch_tb_profiler.trace.chunks import CHUNK_BYTES, NotChunkable, decoded_chunks, text_size
@@ -81,8 +82,12 @@ def load_job(path: str, reader: Callable[[str], Profile] = load_profile) -> Prof
     """Runs in a pool process: a Profile, or the reason the file could not be read."""
     try:
         return reader(path)
-    except TraceDecodeError as e:
+    except (TraceDecodeError, LimitError) as e:
         return str(e)
+    except OSError as e:  # gone, unreadable, a symlink loop...
+        return f"cannot read the file: {e.strerror or e}"
+    except RecursionError:
+        return "the file nests JSON too deeply to be read"
     except MemoryError:
         return "out of memory while parsing this file"
     except Exception as e:  # a bug of ours must not take the server down; report it on the file

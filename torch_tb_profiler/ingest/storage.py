@@ -8,6 +8,7 @@ every failure of a cloud client surfaces as `StorageError` with a message for th
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,6 +16,8 @@ import fsspec
 
 from . import cloud_cache, cloud_fs
 from .cloud_errors import MissingExtraError, StorageError, translate
+from .local_walk import walk_local
+from .names import display
 
 __all__ = [
     "FileInfo",
@@ -24,6 +27,7 @@ __all__ = [
     "file_info",
     "local_copy",
     "resolve",
+    "walk",
     "walk_files",
 ]
 
@@ -34,6 +38,7 @@ class FileInfo:
     size: int
     mtime: float  # seconds since epoch, 0.0 when unknown
     etag: str = ""
+    problem: str = ""  # why the file cannot be read (not a regular file, a dangling symlink...): its error
 
 
 @dataclass
@@ -86,22 +91,23 @@ def resolve(url: str, storage_options: dict[str, Any] | str | None = None) -> Lo
 
 
 def walk_files(loc: Location) -> list[FileInfo]:
-    """Every file under the root (any depth, symlinks followed), with size and mtime.
+    """Every file under the root (any depth, symlinks followed), with size and mtime (``walk``)."""
+    return walk(loc)[0]
 
-    Remote listings are always fresh (fsspec's listing cache is dropped first). A missing root prefix
-    gives an empty list; a missing bucket, bad credentials or a network failure raise StorageError.
+
+def walk(loc: Location) -> tuple[list[FileInfo], list[str]]:
+    """Every file under the root, and warnings about what the listing skipped.
+
+    Local: see ``local_walk.py`` (each real directory once, bounded depth, special files and broken
+    symlinks listed with a ``problem``, never opened). Remote listings are always fresh (fsspec's
+    listing cache is dropped first). A missing root prefix gives an empty list; a missing bucket, bad
+    credentials or a network failure raise StorageError.
     """
-    out: list[FileInfo] = []
     if loc.is_local:
-        for dirpath, _dirs, files in os.walk(loc.root, followlinks=True):
-            for name in files:
-                full = os.path.join(dirpath, name)
-                try:
-                    st = os.stat(full)
-                except OSError:
-                    continue
-                out.append(FileInfo(full, st.st_size, st.st_mtime))
-        return out
+        listing = walk_local(loc.root)
+        files = [FileInfo(f.path, f.size, f.mtime, problem=f.problem) for f in listing.files]
+        return files, listing.warnings
+    out: list[FileInfo] = []
     try:
         loc.fs.invalidate_cache()
         found = loc.fs.find(loc.root, detail=True)
@@ -113,7 +119,7 @@ def walk_files(loc: Location) -> list[FileInfo]:
         if info.get("type", "file") != "file":
             continue
         out.append(FileInfo(path, int(info.get("size") or 0), _mtime(info), _etag(info)))
-    return out
+    return out, []
 
 
 def file_info(loc: Location, path: str) -> FileInfo:
@@ -122,7 +128,9 @@ def file_info(loc: Location, path: str) -> FileInfo:
         try:
             st = os.stat(path)
         except OSError as exc:
-            raise StorageError(f"cannot read {path}: {exc.strerror or exc}") from exc
+            raise StorageError(f"cannot read {display(path)}: {exc.strerror or exc}") from exc
+        if not stat.S_ISREG(st.st_mode):
+            raise StorageError(f"{display(path)} is not a regular file")
         return FileInfo(path, st.st_size, st.st_mtime)
     try:
         loc.fs.invalidate_cache()

@@ -26,7 +26,8 @@ from dataclasses import dataclass
 
 import msgspec
 
-from torch_tb_profiler.trace.decode import DecodedTrace, decode_strict
+from torch_tb_profiler.ingest import limits
+from torch_tb_profiler.trace.decode import DecodedTrace, decode_strict, open_regular
 
 CHUNK_BYTES = 32 << 20  # text per chunk (read at call time by the loader: tests use small chunks)
 _READ = 1 << 22  # bytes of the file read at a time
@@ -40,7 +41,7 @@ class NotChunkable(Exception):
 
 def text_size(path: str) -> int | None:
     """Size of the file's JSON text: the file size, or a gzip file's ISIZE trailer (None if unusable)."""
-    with open(path, "rb") as f:
+    with open_regular(path) as f:
         magic = f.read(2)
         f.seek(0, 2)
         size = f.tell()
@@ -88,13 +89,19 @@ def _prefetched(pieces: Iterator[bytes], depth: int) -> Iterator[bytes]:
 
 
 def _text_pieces(path: str) -> Iterator[bytes]:
-    """The file's text, decompressed when gzip (every member), in pieces of at most ``_INFLATE``."""
-    with open(path, "rb") as f:
+    """The file's text, decompressed when gzip (every member), in pieces of at most ``_INFLATE``;
+    LimitError as soon as the text passes the size or gzip-ratio cap (``ingest/limits.py``)."""
+    with open_regular(path) as f:
         first = f.read(_READ)
-        if first[:2] != b"\x1f\x8b":
+        gzip = first[:2] == b"\x1f\x8b"
+        guard = limits.InflateGuard(gzip)
+        read = len(first)
+        if not gzip:
             while first:
+                guard.add(len(first), read)
                 yield first
                 first = f.read(_READ)
+                read += len(first)
             return
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         data = first
@@ -104,11 +111,13 @@ def _text_pieces(path: str) -> Iterator[bytes]:
             except zlib.error as e:
                 raise NotChunkable(f"gzip: {e}") from None
             if piece:
+                guard.add(len(piece), read - len(d.unconsumed_tail) - len(d.unused_data))
                 yield piece
             if d.eof:
                 data = d.unused_data
                 if not data:
                     data = f.read(_READ)
+                    read += len(data)
                 if not data or not data.strip(b"\0"):
                     return
                 d = zlib.decompressobj(16 + zlib.MAX_WBITS)
@@ -116,6 +125,7 @@ def _text_pieces(path: str) -> Iterator[bytes]:
                 data = d.unconsumed_tail
             else:
                 data = f.read(_READ)
+                read += len(data)
                 if not data:
                     raise NotChunkable("the gzip stream ended early")
 
@@ -243,7 +253,7 @@ class _Text:
 def _strict(data: bytes) -> DecodedTrace:
     try:
         decoded = decode_strict(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as e:
+    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:
         raise NotChunkable(str(e)) from None
     if decoded.repairs:
         raise NotChunkable("; ".join(decoded.repairs))

@@ -8,12 +8,16 @@ speed of a structural JSON parse (see docs/performance.md).
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 import zlib
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, BinaryIO
 
 import msgspec
+
+from torch_tb_profiler.ingest import limits
 
 EMPTY_ARGS = msgspec.Raw(b"{}")
 NULL = msgspec.Raw(b"null")
@@ -77,10 +81,44 @@ _array_decoder = msgspec.json.Decoder(list[Event])
 _BARE_NA = re.compile(rb"(?<=[:\[,])(\s*)N/A(\s*)(?=[,\]}])")
 
 
+def open_regular(path: str) -> BinaryIO:
+    """Open a file for reading, refusing anything but a regular file without blocking: a FIFO named
+    like a trace would block an ordinary ``open`` until a writer appears, ``/dev/zero`` never ends."""
+    nonblock = getattr(os, "O_NONBLOCK", 0)
+    fd = os.open(path, os.O_RDONLY | nonblock)
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise TraceDecodeError(f"not a regular file ({file_kind(mode)}); only regular files are read")
+        if nonblock:
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def file_kind(mode: int) -> str:
+    for test, kind in (
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISDIR, "a directory"),
+    ):
+        if test(mode):
+            return kind
+    return "not a regular file"
+
+
 def read_bytes(path: str) -> bytes | bytearray:
-    """The file's bytes, gunzipped when it is gzip (by magic number, not by name)."""
-    with open(path, "rb") as f:
-        data = f.read()
+    """The file's bytes, gunzipped when it is gzip (by magic number, not by name); LimitError
+    (``ingest/limits.py``) when its text would pass the size or gzip-ratio cap."""
+    cap = limits.get("max_trace_bytes")
+    with open_regular(path) as f:
+        data = f.read(cap + 1)
+    if data[:2] != b"\x1f\x8b" and len(data) > cap:
+        raise limits.too_big("the trace", len(data))
     return gunzip_if_needed(data)
 
 
@@ -90,26 +128,32 @@ _GUNZIP_CHUNK = 1 << 24
 def gunzip_if_needed(data: bytes) -> bytes | bytearray:
     """Inflate gzip data into one buffer sized from the gzip trailer (ISIZE), chunk by chunk: the peak
     is the text plus one chunk, where ``gzip.decompress`` holds the text twice while joining its output.
-    A truncated stream keeps what decompressed (marked for ``decode``)."""
+    A truncated stream keeps what decompressed (marked for ``decode``). The size and ratio caps are
+    checked after every chunk, so a gzip bomb is stopped before its text is held."""
     if data[:2] != b"\x1f\x8b":
         return data
+    guard = limits.InflateGuard(gzip=True)
     hint = int.from_bytes(data[-4:], "little")  # ISIZE: size mod 2**32; garbage if the file is cut
-    out = bytearray(hint if hint <= 100 * len(data) else 0)  # a hint only: the buffer grows if short
+    out = bytearray(hint if hint <= min(100 * len(data), guard.cap) else 0)  # a hint: grows if short
     pos = 0
     d = zlib.decompressobj(16 + zlib.MAX_WBITS)
     rest = data
+    done = 0  # compressed bytes of the members before this one
     truncated = False
     try:
         while True:
             chunk = d.decompress(rest, _GUNZIP_CHUNK)
+            guard.add(len(chunk), done + len(rest) - len(d.unconsumed_tail))
             out[pos : pos + len(chunk)] = chunk
             pos += len(chunk)
             if d.eof:
+                done += len(rest) - len(d.unused_data)
                 rest = d.unused_data  # a further gzip member, or padding
                 if not rest.strip(b"\0"):
                     break
                 d = zlib.decompressobj(16 + zlib.MAX_WBITS)
                 continue
+            done += len(rest) - len(d.unconsumed_tail)
             rest = d.unconsumed_tail
             if not rest and not chunk:  # input ended before the stream did
                 truncated = True

@@ -6,11 +6,12 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
+from torch_tb_profiler.analysis.modules import has_module_view
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import param
 
 # view name -> predicate over a loaded profile; a view is listed when any profile of the run has it
-VIEW_ORDER = ("Overview", "Operator", "Kernel", "Trace", "Memory", "Distributed")
+VIEW_ORDER = ("Overview", "Operator", "Kernel", "Trace", "Memory", "Module", "Distributed")
 
 
 def available_views(store: RunStore, run: str) -> list[str]:
@@ -21,9 +22,17 @@ def available_views(store: RunStore, run: str) -> list[str]:
     views.append("Trace")
     if any(len(p.memory) for p in profiles):
         views.append("Memory")
+    if any(has_module_view(p) for p in profiles):
+        views.append("Module")
     if len(store.workers(run)) > 1 or any(len(p.comms) or p.meta.distributed_info for p in profiles):
         views.append("Distributed")
+    if _profile_count(store) >= 2:  # Diff compares any two profiles of the logdir
+        views.append("Diff")
     return views
+
+
+def _profile_count(store: RunStore) -> int:
+    return sum(len(store.spans(r, w)) for r in store.run_names() for w in store.workers(r))
 
 
 def runs(request: Request, store: RunStore) -> dict[str, Any]:
@@ -31,6 +40,7 @@ def runs(request: Request, store: RunStore) -> dict[str, Any]:
     return {
         "logdir": store.logdir,
         "scan_error": store.scan_error,
+        "scan_warnings": store.scan_warnings,
         "loading": any(r["state"] == "loading" for r in listed),
         "runs": listed,
     }
@@ -48,6 +58,8 @@ def workers(request: Request, store: RunStore) -> list[str]:
         column = "kernels" if view == "Kernel" else "memory"
         with_view = {p.worker for p in store.profiles_of_run(run) if len(getattr(p, column))}
         names = [w for w in names if w in with_view]
+    elif view == "Module":
+        names = [w for w in names if w in {p.worker for p in store.profiles_of_run(run) if has_module_view(p)}]
     return names
 
 
