@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import operators as ops
@@ -15,24 +16,50 @@ from torch_tb_profiler.views.common import choice_param, int_param, not_found, p
 TOP_MEASURES = ("device_self_us", "device_total_us", "host_self_us", "host_total_us")
 
 
+DEFAULT_LIMIT = 10_000  # a page a browser table shows at once (it virtualizes the rows)
+MAX_LIMIT = 100_000
+ORDERS = ("desc", "asc")
+
+
 def operators(request: Request, store: RunStore) -> dict[str, Any]:
+    """One bounded page of the grouped table (``offset``/``limit``, optionally only the rows whose
+    name — or input shape — contains ``q``), the top-N lists and each measure's total."""
     group_by = choice_param(request, "group_by", ops.GROUP_BY, "name")
     sort = choice_param(request, "sort", ops.SORT_KEYS, "host_total_us")
+    order = choice_param(request, "order", ORDERS, "desc")
     top_n = int_param(request, "top", 10, lo=0, hi=10_000)
-    limit = int_param(request, "limit", 0, lo=0, hi=10_000_000)
+    offset = int_param(request, "offset", 0, lo=0, hi=1 << 40)
+    limit = int_param(request, "limit", DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
+    query = param(request, "q", "")
     profile = profile_param(request, store)
     table = ops.operator_table(profile, group_by)
     by_name = ops.operator_table(profile, "name")
-    rows = ops.top(table, sort, limit if limit else len(table))
+    matched = table[_matches(table, query)] if query else table
+    ordered = matched.sort_values([sort, "name"], ascending=[order == "asc", True], kind="stable")
     return clean(
         {
             "group_by": group_by,
             "sort": sort,
+            "order": order,
+            "q": query,
+            "offset": offset,
+            "limit": limit,
             "total_rows": len(table),
-            "rows": ops.records(rows),
+            "matched_rows": len(matched),
+            "rows": ops.records(ordered.iloc[offset : offset + limit]),
             "top": {m: ops.records(ops.top(by_name, m, top_n)[["name", m]]) for m in TOP_MEASURES},
+            "totals": {m: float(by_name[m].sum()) if len(by_name) else 0.0 for m in TOP_MEASURES},
         }
     )
+
+
+def _matches(table: pd.DataFrame, query: str) -> pd.Series:
+    """Rows whose name (or input shape) contains query, case-insensitively (a plain substring)."""
+    needle = query.lower()
+    hit = table["name"].astype(str).str.lower().str.contains(needle, regex=False)
+    if "input_shape" in table.columns:
+        hit |= table["input_shape"].astype(str).str.lower().str.contains(needle, regex=False)
+    return hit
 
 
 def operator_stack(request: Request, store: RunStore) -> dict[str, Any]:
