@@ -1,0 +1,217 @@
+"""analysis/diff.py and diff_rules.py on built traces with hand-computed figures."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures.builders_diff import cpu_steps, gpu_trace
+from torch_tb_profiler.analysis import diff as D
+from torch_tb_profiler.analysis import diff_rules as R
+from torch_tb_profiler.analysis.kernel_family import demangled_prefix, family
+from torch_tb_profiler.ingest.loading import load_profile
+
+
+def _load(path: Path, run: str):
+    return load_profile(str(path), run=run, worker="w0", span="1")
+
+
+@pytest.fixture
+def pair(tmp_path: Path):
+    base = _load(gpu_trace(tmp_path / "base.pt.trace.json.gz", experiment=False), "base")
+    exp = _load(gpu_trace(tmp_path / "exp.pt.trace.json.gz", experiment=True), "exp")
+    return base, exp
+
+
+def test_step_level(pair) -> None:
+    d = D.compare(*pair)
+    s = d["steps"]
+    # steps: 1000 and 1000 µs vs 800 and 800 µs: no spread, so any change is significant
+    assert (s["baseline"], s["experiment"], s["delta"]) == (1000.0, 800.0, -200.0)
+    assert s["rel"] == pytest.approx(-0.2)
+    assert s["noise"] == 0.0 and s["significant"]
+    b = d["breakdown_us"]
+    # kernel: 400 vs 200; runtime: the 10 µs launch; cpu_exec: mm 200 − 10 + relu/gelu 50 = 240;
+    # other: the rest of the step (1000 − 650 = 350, 800 − 450 = 350)
+    assert (b["kernel"]["baseline"], b["kernel"]["experiment"], b["kernel"]["rel"]) == (400.0, 200.0, -0.5)
+    assert (b["runtime"]["baseline"], b["runtime"]["delta"]) == (10.0, 0.0)
+    assert (b["cpu_exec"]["baseline"], b["cpu_exec"]["experiment"]) == (240.0, 240.0)
+    assert (b["other"]["baseline"], b["other"]["experiment"]) == (350.0, 350.0)
+    assert not b["other"]["significant"]  # no change
+    assert "communication" not in b  # neither side communicates: not listed
+    assert b["dataloader"]["delta"] == 0.0
+    assert sum(b[c]["delta"] for c in b) == pytest.approx(s["delta"])
+
+
+def test_operators_added_removed_and_per_step(pair) -> None:
+    d = D.compare(*pair)
+    ops = {o["name"]: o for o in d["operators"]}
+    assert [o["name"] for o in d["operators"]] == ["aten::mm", "aten::gelu", "aten::relu"]
+    mm = ops["aten::mm"]
+    assert mm["status"] == "both"
+    # per step: one call, host total 200, host self 200 − 10 (its launch), device self 400 → 200
+    assert mm["baseline"] == {
+        "calls": 1.0, "host_self_us": 190.0, "host_total_us": 200.0, "device_self_us": 400.0, "device_total_us": 400.0
+    }  # fmt: skip
+    assert mm["delta"]["device_self_us"] == -200.0 and mm["rel"]["device_self_us"] == -0.5
+    assert ops["aten::relu"]["status"] == "removed" and ops["aten::relu"]["experiment"] is None
+    assert (
+        ops["aten::relu"]["delta"]["host_total_us"] == -50.0
+        and ops["aten::relu"]["rel"]["host_total_us"] == -1.0
+    )
+    assert ops["aten::gelu"]["status"] == "added" and ops["aten::gelu"]["rel"]["host_total_us"] is None
+    assert d["sort_metric"] == "device_self_us"
+
+
+def test_by_input_shape(pair) -> None:
+    d = D.compare(*pair, group_by="name_input_shape")
+    mm = next(o for o in d["operators"] if o["name"] == "aten::mm")
+    assert mm["input_shape"] == "[[8, 8], [8, 8]]" and mm["status"] == "both"
+
+
+def test_renamed_kernel_is_matched(pair) -> None:
+    d = D.compare(*pair)
+    assert len(d["kernels"]) == 1
+    k = d["kernels"][0]
+    assert k["status"] == "renamed"
+    assert k["name"] == "void gemm_kernel<256, 32>(float*)"
+    assert k["baseline_name"] == "void gemm_kernel<128, 64>(float*)"
+    assert (k["baseline"]["total_us"], k["experiment"]["total_us"], k["delta"]["total_us"]) == (
+        400.0,
+        200.0,
+        -200.0,
+    )
+    assert k["delta"]["mean_us"] == -200.0 and k["delta"]["calls"] == 0.0
+
+
+def test_waterfall_sums_to_total(pair) -> None:
+    w = D.compare(*pair)["waterfall"]
+    # the only change: aten::mm's device self time (−200); no category outside the device ones changed
+    assert w["total_delta_us"] == -200.0
+    assert w["items"] == [{"name": "aten::mm", "kind": "operator", "delta_us": -200.0}]
+    assert w["other_us"] == 0.0
+
+
+def test_self_comparison_is_zero_and_passes_every_rule(pair) -> None:
+    base, _ = pair
+    d = D.compare(base, base)
+    assert d["steps"]["delta"] == 0.0 and not d["steps"]["significant"]
+    assert all(v["delta"] == 0.0 for v in d["breakdown_us"].values())
+    assert all(all(x in (0.0, None) for x in o["delta"].values()) for o in d["operators"] + d["kernels"])
+    assert all(o["status"] == "both" for o in d["operators"] + d["kernels"])
+    rules = [
+        R.parse(t)
+        for t in ("step_time>+0%", "kernel>=+1us", "op:aten::mm.device_total>+0%", "cpu_exec<-0.1%")
+    ]
+    v = R.verdict(rules, d)
+    assert v["failed"] == [] and len(v["passed"]) == 4
+
+
+def test_rules_on_the_pair(pair) -> None:
+    d = D.compare(*pair)
+    outcome = {t: R.evaluate(R.parse(t), d)["failed"] for t in (
+        "step_time<-10%",  # −20 %: fails
+        "step_time<-25%",  # −20 % is not below −25 %
+        "op:aten::mm.device_self<-150us",  # −200 µs
+        "op:aten::mm.device_self<-0.3ms",  # −200 µs is not below −300 µs
+        "op:aten::gelu.host_total>+10%",  # added: +inf %
+        "op:aten::relu.calls<0",  # removed: −1 call per step
+        "kernel:void gemm_kernel<128, 64>(float*).total<-40%",  # found by its baseline name: −50 %
+        "kernel>+1%",
+    )}  # fmt: skip
+    assert outcome == {
+        "step_time<-10%": True,
+        "step_time<-25%": False,
+        "op:aten::mm.device_self<-150us": True,
+        "op:aten::mm.device_self<-0.3ms": False,
+        "op:aten::gelu.host_total>+10%": True,
+        "op:aten::relu.calls<0": True,
+        "kernel:void gemm_kernel<128, 64>(float*).total<-40%": True,
+        "kernel>+1%": False,
+    }
+    with pytest.raises(R.RuleError, match="neither profile"):
+        R.evaluate(R.parse("op:aten::nope.calls>0"), d)
+    with pytest.raises(R.RuleError, match="cannot be checked"):
+        R.evaluate(R.parse("communication>+5%"), d)  # neither side communicates
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("step_time", "expected FIGURE CMP VALUE"),
+        ("step_time>>5%", "unknown figure"),
+        ("op:aten::mm>5%", "FIELD one of"),
+        ("op:aten::mm.bogus>5%", "FIELD one of"),
+        ("step_time>5MB", "does not fit"),
+        ("memory:GPU0.peak_allocated>5ms", "does not fit"),
+        ("step_time>5%x", "expected FIGURE CMP VALUE"),
+        ("nonsense:x.y>1", "unknown figure"),
+    ],
+)
+def test_bad_rules(text: str, message: str) -> None:
+    with pytest.raises(R.RuleError, match=message):
+        R.parse(text)
+
+
+def test_rule_units() -> None:
+    assert R.parse("step_time>+2ms").threshold == 2000.0
+    assert R.parse("memory:GPU0.peak_reserved>1MiB").threshold == 1024**2
+    assert R.parse("kernel:a<b>.calls>=3").threshold == 3.0
+    r = R.parse("op:Optimizer.step#SGD.step.host_total<=-5%")
+    assert (r.name, r.field, r.cmp, r.threshold, r.relative) == (
+        "Optimizer.step#SGD.step",
+        "host_total_us",
+        "<=",
+        -5.0,
+        True,
+    )
+
+
+def test_noise_rule(tmp_path: Path) -> None:
+    base = _load(cpu_steps(tmp_path / "b.pt.trace.json", [1000, 1200]), "b")  # mean 1100, half-range 100
+    near = _load(cpu_steps(tmp_path / "n.pt.trace.json", [1150, 1150]), "n")  # +50: within the noise
+    far = _load(cpu_steps(tmp_path / "f.pt.trace.json", [1300, 1300]), "f")  # +200: beyond it
+    d_near, d_far = D.compare(base, near), D.compare(base, far)
+    assert d_near["steps"]["noise"] == 100.0 and d_near["steps"]["delta"] == 50.0
+    assert not d_near["steps"]["significant"] and d_far["steps"]["significant"]
+    rule = R.parse("step_time>+1%")
+    assert not R.evaluate(rule, d_near)["failed"]  # +4.5 % but within the steps' spread
+    assert R.evaluate(rule, d_far)["failed"]
+    assert d_near["sort_metric"] == "host_self_us" and d_near["kernels"] == []
+
+
+def test_cpu_against_gpu_explains_instead_of_zero(tmp_path: Path, pair) -> None:
+    cpu = _load(cpu_steps(tmp_path / "c.pt.trace.json", [1000, 1000]), "cpu")
+    d = D.compare(cpu, pair[0])
+    k = d["breakdown_us"]["kernel"]
+    assert k["baseline"] is None and k["delta"] is None
+    assert "CPU-only" in k["note"]
+    assert any("CPU profile and the experiment a GPU one" in n for n in d["notes"])
+    assert d["gpus"][0]["utilization_pct"]["baseline"] is None
+    assert any("GPU 0 ran kernels only in the experiment" in n for n in d["notes"])
+
+
+def test_memoized_per_pair(pair) -> None:
+    assert D.compare(*pair) is D.compare(*pair)
+    assert D.compare(*pair) is not D.compare(*pair, group_by="name_input_shape")
+
+
+@pytest.mark.parametrize(
+    ("name", "key"),
+    [
+        ("volta_sgemm_128x64_nn", "volta_sgemm_#x#_nn"),
+        ("void at::native::vectorized_elementwise_kernel<4, at::native::Foo<float>>(int, float*)",
+         "at::native::vectorized_elementwise_kernel"),
+        ("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_3FooEEEviT0_", "at::native::vectorized_elementwise_kernel"),
+        ("_Z10add_kernelPfS_", "add_kernel"),
+    ],
+)  # fmt: skip
+def test_kernel_family(name: str, key: str) -> None:
+    assert family(name) == key
+
+
+def test_demangled_prefix_ignores_plain_names() -> None:
+    assert demangled_prefix("ncclKernel_AllReduce") is None
+    assert family("void gemm_kernel<128, 64>(float*)") == family("void gemm_kernel<256, 32>(float*)")
+    assert family("ampere_sgemm_64x32_tn") != family("ampere_sgemm_64x32_nn")
