@@ -52,6 +52,10 @@ EXTRA_PARAMS = [
     "format",
     "exact",
     "kind",
+    "base_run",
+    "base_worker",
+    "base_span",
+    "waterfall_top",
 ]
 
 
@@ -91,6 +95,7 @@ def tb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
 ROUTES = sorted(r.lstrip("/") for r in collect_routes())
 _WINDOW = {"start_us": "1700000000000000", "end_us": "1700000000001000"}  # the builder's base time
 REQUIRED = {  # route-specific required parameters
+    "diff": {"base_run": "gpu", "base_worker": "w1", "base_span": "1"},
     "operators/stack": {"name": "aten::mm"},
     "timeline": _WINDOW,
     "timeline/aggregate": _WINDOW,
