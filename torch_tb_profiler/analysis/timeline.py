@@ -28,7 +28,7 @@ import pandas as pd
 from torch_tb_profiler.analysis import memory as mem
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.downsample import downsample_indices
-from torch_tb_profiler.analysis.trace_counters import counter_events, trace_range
+from torch_tb_profiler.analysis.trace_counters import counter_series, trace_range
 from torch_tb_profiler.model import Profile
 
 KINDS = ("op", "rt", "dev", "py", "sync", "ann", "other")
@@ -438,18 +438,8 @@ def _range(profile: Profile, ts: np.ndarray, end: np.ndarray) -> tuple[float, fl
 def _add_counters(profile: Profile, idx: TimelineIndex) -> None:
     """GPU utilization / SM efficiency (trace_counters), memory per device, the trace's own counters."""
     series: list[tuple[str, str, str, np.ndarray, np.ndarray]] = []  # group, name, unit, ts, values
-    by_name: dict[str, list[tuple[float, float]]] = {}
-    device_of: dict[str, int] = {}
-    for e in counter_events(profile):
-        points = by_name.setdefault(e["name"], [])
-        device_of[e["name"]] = int(e["pid"])
-        points.append((float(e["ts"]), float(next(iter(e["args"].values())))))
-    for cname, points in by_name.items():
-        arr = np.asarray(points, dtype=np.float64)
-        # the leading (1, 0) pair pins chrome://tracing's scale; not a measurement
-        if len(arr) >= 2 and arr[0, 1] == 1 and arr[1, 1] == 0 and arr[0, 0] == arr[1, 0]:
-            arr = arr[1:]
-        series.append((f"d:{device_of[cname]}", cname, "ratio", arr[:, 0], arr[:, 1]))
+    for c in counter_series(profile):
+        series.append((f"d:{c.device}", c.name, "ratio", c.ts, c.values))
     for label, dev_type, dev_id, t, allocated, reserved in mem.device_series(profile):
         group = f"d:{dev_id}" if dev_type != 0 and dev_id >= 0 else _first_host_group(idx)
         for what, values in (("Allocated", allocated), ("Reserved", reserved)):

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,19 @@ def bucket_size(length: float) -> float:
     return size
 
 
-def counter_events(profile: Profile) -> list[dict[str, Any]]:
+@dataclass
+class CounterSeries:
+    """One counter track of device ``device``: ``values[i]`` holds from ``ts[i]`` to the next sample."""
+
+    name: str
+    key: str
+    device: int
+    ts: np.ndarray
+    values: np.ndarray
+
+
+def counter_series(profile: Profile) -> list[CounterSeries]:
+    """Per device: utilization (bucket starts, then 0 at R's end) and SM efficiency (value, 0 at a piece's end)."""
     k = kernels(profile)
     rng = trace_range(profile)
     if not len(k) or rng is None or rng[1] <= rng[0]:
@@ -55,25 +68,45 @@ def counter_events(profile: Profile) -> list[dict[str, Any]]:
     starts = lo + size * np.arange(max(1, int((hi - lo) // size)))
     ends = starts + size
     ends[-1] = hi
-    events: list[dict[str, Any]] = []
+    out: list[CounterSeries] = []
     for device in sorted(int(d) for d in k["device"].unique()):
         on = k[k["device"].to_numpy() == device]
         ts, end = on["ts"].to_numpy(), on["end"].to_numpy()
         busy = iv.overlap_with_each(iv.union(ts, end), starts, ends) / (ends - starts)
-        name, key = f"GPU {device} Utilization", "GPU Utilization"
-        events += [_counter(name, device, lo, key, 1), _counter(name, device, lo, key, 0)]
-        events += [_counter(name, device, float(s), key, float(v)) for s, v in zip(starts, busy, strict=True)]
-        events.append(_counter(name, device, hi, key, 0))
-
-        name, key = f"GPU {device} Est. SM Efficiency", "Est. SM Efficiency"
-        events += [_counter(name, device, lo, key, 1), _counter(name, device, lo, key, 0)]
+        out.append(
+            CounterSeries(
+                f"GPU {device} Utilization",
+                "GPU Utilization",
+                device,
+                np.concatenate(([lo], starts, [hi])),
+                np.concatenate(([0.0], busy, [0.0])),
+            )
+        )
         seg_lo, seg_hi, value = sm_efficiency_pieces(ts, end, on["blocks_per_sm"].to_numpy())
-        for s, e, v in zip(seg_lo, seg_hi, value, strict=True):
-            if v > 0:
-                events += [
-                    _counter(name, device, float(s), key, float(v)),
-                    _counter(name, device, float(e), key, 0),
-                ]
+        keep = value > 0
+        pairs_ts = np.column_stack((seg_lo[keep], seg_hi[keep])).ravel()
+        pairs_val = np.column_stack((value[keep], np.zeros(int(keep.sum())))).ravel()
+        out.append(
+            CounterSeries(
+                f"GPU {device} Est. SM Efficiency",
+                "Est. SM Efficiency",
+                device,
+                np.concatenate(([lo], pairs_ts)).astype(np.float64),
+                np.concatenate(([0.0], pairs_val)).astype(np.float64),
+            )
+        )
+    return out
+
+
+def counter_events(profile: Profile) -> list[dict[str, Any]]:
+    """The series as Chrome-trace counter events; each track first gets the points 1 then 0 at R's start."""
+    events: list[dict[str, Any]] = []
+    for c in counter_series(profile):
+        events.append(_counter(c.name, c.device, float(c.ts[0]), c.key, 1))
+        events += [
+            _counter(c.name, c.device, t, c.key, v)
+            for t, v in zip(c.ts.tolist(), c.values.tolist(), strict=True)
+        ]
     return events
 
 
