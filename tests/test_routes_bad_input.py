@@ -56,6 +56,9 @@ EXTRA_PARAMS = [
     "base_worker",
     "base_span",
     "waterfall_top",
+    "step",
+    "tree",
+    "node",
 ]
 
 
@@ -84,6 +87,7 @@ def tb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
             },
         )
         b.launch("ncclKernel_AllReduce_RING_LL_Sum_float", 710, 5, 750, 100, ext_id=nccl)
+        b.python_function("nn.Module: Net_0", 5, 900, py_id=1, parent_id=None, module_id=0)
         b.memory(30, 256, addr=1, total_allocated=256, total_reserved=1024, device_type=1, device_id=0)
         path = b.write(root / "gpu" / f"{worker}.1.pt.trace.json.gz")
         os.utime(path, (time.time() - 60,) * 2)
@@ -96,6 +100,7 @@ ROUTES = sorted(r.lstrip("/") for r in collect_routes())
 _WINDOW = {"start_us": "1700000000000000", "end_us": "1700000000001000"}  # the builder's base time
 REQUIRED = {  # route-specific required parameters
     "diff": {"base_run": "gpu", "base_worker": "w1", "base_span": "1"},
+    "modules/operators": {"node": "0"},
     "operators/stack": {"name": "aten::mm"},
     "timeline": _WINDOW,
     "timeline/aggregate": _WINDOW,

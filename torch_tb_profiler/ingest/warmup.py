@@ -33,6 +33,7 @@ WARM_REQUESTS: tuple[tuple[str, dict[str, str]], ...] = (
     ("/memory/stats", {}),
     ("/distributed", {}),
     ("/timeline/tracks", {}),  # builds the timeline index
+    ("/modules", {}),
 )
 _QUEUED = "warmup.queued"
 LOAD_WAIT_S = 60.0  # at most this long waiting for loads to finish before warming anyway

@@ -10,4 +10,5 @@ VIEW_MODULES: tuple[str, ...] = (
     "torch_tb_profiler.views.trace",
     "torch_tb_profiler.views.timeline",
     "torch_tb_profiler.views.diff",
+    "torch_tb_profiler.views.modules",
 )

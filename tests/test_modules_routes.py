@@ -1,0 +1,105 @@
+"""The Module view's routes through a real TensorBoard on the project's samples: which runs offer it,
+the tree on resnet_like_cpu (with_modules) and on the Lightning run, filtered operators, bad input."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from tests.fixtures.paths import SAMPLES
+from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
+
+RESNET = {"run": "resnet_like_cpu", "worker": "worker0", "span": "1"}
+LIGHTNING_RUN = "lightning_cpu/lightning_logs/version_0"
+
+
+@pytest.fixture(scope="module")
+def tb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
+    with tensorboard(SAMPLES, tmp=tmp_path_factory.mktemp("tb")) as server:
+        server.wait_loaded(120)
+        yield server
+
+
+def test_views_offer_module_only_with_module_information(tb: TensorBoard) -> None:
+    assert "Module" in tb.get("views", run="resnet_like_cpu")[1]
+    assert "Module" in tb.get("views", run=LIGHTNING_RUN)[1]
+    assert "Module" not in tb.get("views", run="plain_no_steps")[1]
+    assert tb.get("workers", run="plain_no_steps", view="Module")[1] == []
+
+
+def test_resnet_tree(tb: TensorBoard) -> None:
+    status, body = tb.get("modules", **RESNET)
+    assert status == 200 and body["source"] == "nn.Module" and body["step"] == "all"
+    nodes = body["nodes"]
+    by_id = {n["id"]: n for n in nodes}
+    (root,) = [n for n in nodes if n["parent"] < 0]
+    assert root["name"] == "SmallResNet_0" and root["occurrences"] == 3
+    assert body["threads"][root["thread"]] and body["main_thread"] == root["thread"]
+    step_total = sum(s["duration_us"] for s in body["steps"])
+    assert 0 < root["host_total_us"] <= step_total
+    for n in nodes:
+        assert n["host_self_us"] <= n["host_total_us"] + 1e-6
+        if n["parent"] >= 0:  # children within parents, and the parent listed first
+            parent = by_id[n["parent"]]
+            assert n["host_total_us"] <= parent["host_total_us"] + 1e-6
+            assert nodes.index(parent) < nodes.index(n)
+    kids = [n for n in nodes if n["parent"] == root["id"]]
+    assert root["host_self_us"] == pytest.approx(
+        root["host_total_us"] - sum(k["host_total_us"] for k in kids)
+    )
+    relu = [n for n in nodes if n["name"] == "ReLU_1"]
+    assert len(relu) == 1 and relu[0]["occurrences"] == 6  # called twice per step
+    one = tb.get("modules", **RESNET, step="3")[1]
+    assert one["step"] == 3 and {n["occurrences"] for n in one["nodes"] if n["name"] != "ReLU_1"} == {1}
+
+
+def test_operators_inside_a_module(tb: TensorBoard) -> None:
+    nodes = tb.get("modules", **RESNET)[1]["nodes"]
+    conv = next(n for n in nodes if n["name"] == "Conv2d_0")
+    status, body = tb.get("modules/operators", **RESNET, node=conv["id"])
+    assert status == 200 and body["name"] == "Conv2d_0"
+    names = [r["name"] for r in body["rows"]]
+    assert "aten::conv2d" in names and not any("batch_norm" in n for n in names)
+    conv2d = next(r for r in body["rows"] if r["name"] == "aten::conv2d")
+    assert conv2d["calls"] == 3 and conv2d["host_total_us"] <= conv["host_total_us"]
+
+
+def test_lightning_hooks(tb: TensorBoard) -> None:
+    workers = tb.get("workers", run=LIGHTNING_RUN)[1]
+    assert sorted(workers) == [
+        "fit.training_step",
+        "fit.validation_step",
+        "test.test_step",
+        "validate.validation_step",
+    ]
+    fit = "fit.training_step"
+    status, body = tb.get("modules", run=LIGHTNING_RUN, worker=fit, tree="hooks")
+    assert status == 200 and body["source"] == "lightning"
+    names = {n["name"] for n in body["nodes"]}
+    assert "[Strategy]SingleDeviceStrategy.training_step" in names
+    assert "[Strategy]SingleDeviceStrategy.backward" in names
+    assert "[_TrainingEpochLoop].train_dataloader_next" in names
+    mods = tb.get("modules", run=LIGHTNING_RUN, worker=fit)[1]
+    assert {n["name"] for n in mods["nodes"]} >= {"encoder", "encoder.0", "head", "loss"}
+
+
+@pytest.mark.parametrize(
+    ("route", "params", "status"),
+    [
+        ("modules", {"step": "x"}, 400),
+        ("modules", {"step": "99"}, 404),
+        ("modules", {"tree": "nope"}, 400),
+        ("modules/operators", {}, 400),
+        ("modules/operators", {"node": "999999"}, 400),
+        ("modules/operators", {"node": "a"}, 400),
+    ],
+)
+def test_bad_input(tb: TensorBoard, route: str, params: dict[str, str], status: int) -> None:
+    got, body = tb.get(route, **RESNET, **params)
+    assert got == status and body["error"]
+
+
+def test_no_modules_is_404(tb: TensorBoard) -> None:
+    status, body = tb.get("modules", run="plain_no_steps", worker="worker0")
+    assert status == 404 and "with_modules" in body["error"]

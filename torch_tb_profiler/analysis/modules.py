@@ -1,0 +1,414 @@
+"""Module view: where each step's time goes per ``nn.Module`` (and per PyTorch Lightning hook).
+
+Two trees are built from the trace's own range events (docs/metrics.md, "Modules"):
+
+- ``modules``: ``python_function`` events named ``nn.Module: <Class>_<k>`` (``with_modules=True`` or
+  ``with_stack=True``); when a trace has none, Lightning's ``[pl][module]<type>: <dotted.name>``
+  ranges (``PyTorchProfiler(record_module_names=True)``, its default).
+- ``hooks``: Lightning's ``[pl][profile]<action>`` ranges (``[LightningModule]…``, ``[Strategy]…``,
+  ``[Callback]…``, ``[_TrainingEpochLoop].train_dataloader_next``, ``run_training_batch``...), and the
+  same names written without the ``[pl][profile]`` prefix.
+
+Rules, per thread: instances nest by time (sorted by start, longest first; an instance overhanging the
+enclosing one is cut at its end); a node is (thread, parent node, name), so the same class at two
+paths is two nodes and a recursive call is a child node of its own. An instance belongs to the step
+whose host range holds its start and is cut at that step's end. Per node and step:
+
+- occurrences = instances; host total = Σ their durations (the union: instances of one node on one
+  thread never overlap, since an overlapping one would be nested and so a child node);
+- host self = host total − Σ host total of the direct child nodes;
+- device total = Σ durations of the device activities launched from inside the instances (the
+  launching runtime call's start, else the linked op's start, lies in an instance's range on its
+  thread); device self = device total − Σ device total of the direct child nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis import names as name_index
+from torch_tb_profiler.analysis import operators
+from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.steps import steps as step_table
+
+TREES = ("modules", "hooks")
+
+PY_MODULE = re.compile(r"^nn\.Module: (?P<name>.+)$")
+PY_INSTANCE = re.compile(r"^(?P<cls>.+?)_\d+$")
+PL_MODULE = re.compile(r"^\[pl\]\[module\](?P<type>[^:]*): (?P<name>.*)$")
+PL_PROFILE = "[pl][profile]"
+PL_HOOK = re.compile(r"^\[(LightningModule|LightningDataModule|Strategy|Callback|Precision|_\w*Loop)\]")
+
+
+@dataclass
+class ModuleTree:
+    """``nodes``: id (= row), parent (-1 at roots), name, cls, event (the trace's own event name),
+    pid, tid, depth, order (pre-order position). ``instances``: node, step (row of the step table,
+    -1 outside every step), ts, end (cut), host, host_child, device, device_child."""
+
+    source: str  # "nn.Module", "lightning" or "" (none)
+    nodes: pd.DataFrame
+    instances: pd.DataFrame
+
+
+def tree(profile, which: str = "modules") -> ModuleTree:
+    return memoized(profile, f"modules.tree.{which}", lambda: _build(profile, which))
+
+
+def has_modules(profile) -> bool:
+    return len(tree(profile, "modules").nodes) > 0
+
+
+def has_hooks(profile) -> bool:
+    return len(tree(profile, "hooks").nodes) > 0
+
+
+def has_module_view(profile) -> bool:
+    """The Module view applies: module ranges or Lightning hooks."""
+    return has_modules(profile) or has_hooks(profile)
+
+
+# ---- events --------------------------------------------------------------------------------------
+
+
+def _module_events(profile) -> tuple[str, pd.DataFrame]:
+    py = profile.python
+    if len(py):
+        names = name_index.values(profile, "python")
+        is_module = name_index.mask(profile, "python", lambda n: n.startswith("nn.Module: "))
+        if "py_module_id" in py:
+            is_module &= py["py_module_id"].to_numpy() >= 0
+        if is_module.any():
+            sel = py[is_module]
+            display = [PY_MODULE.match(n).group("name") for n in names[is_module]]  # type: ignore[union-attr]
+            classes = [m.group("cls") if (m := PY_INSTANCE.match(n)) else n for n in display]
+            return "nn.Module", _events(sel, display, classes, names[is_module])
+    ops = profile.ops
+    if len(ops):
+        names = name_index.values(profile, "ops")
+        is_pl = name_index.mask(profile, "ops", lambda n: n.startswith("[pl][module]"))
+        if is_pl.any():
+            matches = [PL_MODULE.match(n) for n in names[is_pl]]
+            display = [
+                m.group("name") if m else n[len("[pl][module]") :]
+                for m, n in zip(matches, names[is_pl], strict=True)
+            ]
+            classes = [m.group("type").rsplit(".", 1)[-1] if m else "" for m in matches]
+            return "lightning", _events(ops[is_pl], display, classes, names[is_pl])
+    return "", _events(ops.iloc[:0], [], [], np.zeros(0, dtype=object))
+
+
+def is_hook_name(name: str) -> bool:
+    return name.startswith(PL_PROFILE) or bool(PL_HOOK.match(name))
+
+
+def _hook_events(profile) -> tuple[str, pd.DataFrame]:
+    ops = profile.ops
+    sel = name_index.mask(profile, "ops", is_hook_name) if len(ops) else np.zeros(0, dtype=bool)
+    raw = name_index.values(profile, "ops")[sel] if len(ops) else np.zeros(0, dtype=object)
+    display = [n[len(PL_PROFILE) :] if n.startswith(PL_PROFILE) else n for n in raw]
+    kinds = [m.group(1) if (m := PL_HOOK.match(n)) else "Trainer" for n in display]
+    return ("lightning" if len(display) else ""), _events(ops[sel], display, kinds, raw)
+
+
+def _events(frame: pd.DataFrame, display: list[str], classes: list[str], raw: np.ndarray) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "pid": frame["pid"].astype(str).to_numpy(dtype=object),
+            "tid": frame["tid"].astype(str).to_numpy(dtype=object),
+            "ts": frame["ts"].to_numpy(dtype=np.float64),
+            "end": frame["end"].to_numpy(dtype=np.float64),
+            "name": np.asarray(display, dtype=object),
+            "cls": np.asarray(classes, dtype=object),
+            "event": np.asarray(raw, dtype=object),
+        }
+    )
+
+
+# ---- the tree ------------------------------------------------------------------------------------
+
+
+def _build(profile, which: str) -> ModuleTree:
+    source, ev = _module_events(profile) if which == "modules" else _hook_events(profile)
+    ev = ev.assign(dur=ev["end"] - ev["ts"]).sort_values(
+        ["pid", "tid", "ts", "dur"], ascending=[True, True, True, False], kind="stable"
+    )
+    ev = ev.reset_index(drop=True)
+    n = len(ev)
+    ts = ev["ts"].to_numpy().copy()
+    end = ev["end"].to_numpy().copy()
+    # steps: the one whose host range holds the start; cut at its end
+    st = step_table(profile)
+    h_start = st["host_start"].to_numpy(dtype=np.float64)
+    h_end = st["host_end"].to_numpy(dtype=np.float64)
+    k = np.searchsorted(h_start, ts, side="right") - 1
+    inside = (k >= 0) & (ts < h_end[np.maximum(k, 0)]) if len(h_start) else np.zeros(n, dtype=bool)
+    step = np.where(inside, k, -1)
+    end = np.where(inside, np.minimum(end, h_end[np.maximum(k, 0)] if len(h_end) else end), end)
+
+    parent_inst = np.full(n, -1, dtype=np.int64)
+    node_of = np.full(n, -1, dtype=np.int64)
+    node_keys: dict[tuple[str, str, int, str], int] = {}
+    node_rows: list[
+        tuple[int, str, str, str, str, str, int]
+    ] = []  # parent, name, cls, event, pid, tid, depth
+    pid, tid, name = ev["pid"].tolist(), ev["tid"].tolist(), ev["name"].tolist()
+    cls, event = ev["cls"].tolist(), ev["event"].tolist()
+    stack: list[int] = []
+    for i in range(n):
+        if stack and (pid[stack[-1]], tid[stack[-1]]) != (pid[i], tid[i]):
+            stack = []
+        while stack and ts[i] >= end[stack[-1]]:
+            stack.pop()
+        if stack and step[stack[-1]] != step[i]:
+            stack = []  # a step boundary: instances of another step never nest
+        if stack:
+            p = stack[-1]
+            parent_inst[i] = p
+            end[i] = min(end[i], end[p])  # an overhanging instance is cut at the enclosing one's end
+        parent_node = node_of[parent_inst[i]] if parent_inst[i] >= 0 else -1
+        key = (pid[i], tid[i], int(parent_node), name[i])
+        node = node_keys.get(key)
+        if node is None:
+            node = node_keys[key] = len(node_rows)
+            depth = node_rows[parent_node][6] + 1 if parent_node >= 0 else 0
+            node_rows.append((int(parent_node), name[i], cls[i], event[i], pid[i], tid[i], depth))
+        node_of[i] = node
+        stack.append(i)
+
+    host = np.maximum(end - ts, 0.0)
+    device = _device_inside(profile, ev["pid"].to_numpy(), ev["tid"].to_numpy(), ts, end)
+    has_parent = parent_inst >= 0
+    host_child = np.zeros(n)
+    device_child = np.zeros(n)
+    np.add.at(host_child, parent_inst[has_parent], host[has_parent])
+    np.add.at(device_child, parent_inst[has_parent], device[has_parent])
+    nodes = pd.DataFrame(node_rows, columns=["parent", "name", "cls", "event", "pid", "tid", "depth"])
+    nodes.insert(0, "id", np.arange(len(nodes), dtype=np.int64))
+    nodes["order"] = _preorder(nodes["parent"].to_numpy(dtype=np.int64))
+    instances = pd.DataFrame(
+        {
+            "node": node_of,
+            "step": step.astype(np.int64),
+            "ts": ts,
+            "end": end,
+            "host": host,
+            "host_child": host_child,
+            "device": device,
+            "device_child": device_child,
+        }
+    )
+    return ModuleTree(source=source, nodes=nodes, instances=instances)
+
+
+def _preorder(parent: np.ndarray) -> np.ndarray:
+    """Position of each node in a depth-first walk (children in order of first appearance)."""
+    children: dict[int, list[int]] = {}
+    for node, p in enumerate(parent.tolist()):
+        children.setdefault(p, []).append(node)
+    order = np.zeros(len(parent), dtype=np.int64)
+    todo = list(reversed(children.get(-1, [])))
+    pos = 0
+    while todo:
+        node = todo.pop()
+        order[node] = pos
+        pos += 1
+        todo.extend(reversed(children.get(node, [])))
+    return order
+
+
+def launch_points(profile) -> pd.DataFrame:
+    """Each device activity's launch point: pid, tid, ts of the runtime call that launched it, else of
+    the op it is linked to; dur = the activity's duration. Activities with neither are left out."""
+
+    def build() -> pd.DataFrame:
+        dev = profile.device
+        if not len(dev):
+            return pd.DataFrame({"pid": [], "tid": [], "ts": [], "dur": []})
+        rt = dev["runtime"].to_numpy(dtype=np.int64)
+        op = dev["op"].to_numpy(dtype=np.int64)
+        rts, ops = profile.runtimes, profile.ops
+        by_rt = rt >= 0
+        by_op = ~by_rt & (op >= 0)
+
+        def col(frame: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
+            return (
+                frame[name].astype(str).to_numpy(dtype=object)[rows]
+                if name != "ts"
+                else frame[name].to_numpy()[rows]
+            )
+
+        parts = []
+        for frame, rows, mask in ((rts, rt, by_rt), (ops, op, by_op)):
+            if mask.any():
+                r = rows[mask]
+                parts.append(
+                    pd.DataFrame(
+                        {
+                            "pid": col(frame, "pid", r),
+                            "tid": col(frame, "tid", r),
+                            "ts": col(frame, "ts", r).astype(np.float64),
+                            "dur": dev["dur"].to_numpy(dtype=np.float64)[mask],
+                        }
+                    )
+                )
+        if not parts:
+            return pd.DataFrame({"pid": [], "tid": [], "ts": [], "dur": []})
+        return pd.concat(parts, ignore_index=True).sort_values(["pid", "tid", "ts"], kind="stable")
+
+    return memoized(profile, "modules.launch_points", build)
+
+
+def _device_inside(profile, pid: np.ndarray, tid: np.ndarray, ts: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Σ duration of the device activities launched in [ts, end) on each instance's thread."""
+    out = np.zeros(len(ts))
+    points = launch_points(profile)
+    if not len(points) or not len(ts):
+        return out
+    queries = pd.DataFrame({"pid": pid, "tid": tid})
+    groups = points.groupby(["pid", "tid"], sort=False).indices
+    for key, rows in queries.groupby(["pid", "tid"], sort=False).indices.items():
+        found = groups.get(key)
+        if found is None:
+            continue
+        pts = points["ts"].to_numpy()[found]
+        cum = np.concatenate([[0.0], np.cumsum(points["dur"].to_numpy()[found])])
+        lo = np.searchsorted(pts, ts[rows], side="left")
+        hi = np.searchsorted(pts, end[rows], side="left")
+        out[rows] = cum[hi] - cum[lo]
+    return out
+
+
+# ---- answers -------------------------------------------------------------------------------------
+
+
+def step_choices(profile) -> list[dict[str, Any]]:
+    st = step_table(profile)
+    return [
+        {"number": int(n), "name": str(m), "duration_us": float(b - a)}
+        for n, m, a, b in zip(st["number"], st["name"], st["host_start"], st["host_end"], strict=True)
+    ]
+
+
+def step_rows(profile, step: int | None) -> np.ndarray:
+    """Rows of the step table selected by a step number (None: all steps); empty when unknown."""
+    numbers = step_table(profile)["number"].to_numpy(dtype=np.int64)
+    if step is None:
+        return np.arange(len(numbers))
+    return np.flatnonzero(numbers == step)
+
+
+def figures(profile, which: str, step: int | None) -> pd.DataFrame:
+    """One row per node with an instance in the selected step(s), in pre-order: the node columns and
+    occurrences, host_total_us, host_self_us, device_total_us, device_self_us, step_share_pct,
+    longest_us."""
+    t = tree(profile, which)
+    rows = step_rows(profile, step)
+    inst = t.instances[t.instances["step"].isin(rows)]
+    st = step_table(profile)
+    step_us = float((st["host_end"].to_numpy()[rows] - st["host_start"].to_numpy()[rows]).sum())
+    grouped = inst.assign(
+        host_self=inst["host"] - inst["host_child"], device_self=inst["device"] - inst["device_child"]
+    ).groupby("node")
+    agg = grouped.agg(
+        occurrences=("host", "size"),
+        host_total_us=("host", "sum"),
+        host_self_us=("host_self", "sum"),
+        device_total_us=("device", "sum"),
+        device_self_us=("device_self", "sum"),
+        longest_us=("host", "max"),
+    )
+    out = t.nodes.merge(agg, left_on="id", right_index=True, how="inner")
+    out["host_self_us"] = out["host_self_us"].clip(lower=0.0)
+    out["device_self_us"] = out["device_self_us"].clip(lower=0.0)
+    out["step_share_pct"] = out["host_total_us"] / step_us * 100 if step_us > 0 else 0.0
+    out["occurrences"] = out["occurrences"].astype(np.int64)
+    return out.sort_values("order", kind="stable").reset_index(drop=True)
+
+
+def thread_labels(profile, nodes: pd.DataFrame) -> dict[str, str]:
+    """ "pid/tid" -> a readable thread label (the trace's thread name, else "thread <tid>")."""
+    out = {}
+    for pid, tid in set(zip(nodes["pid"], nodes["tid"], strict=True)):
+        out[f"{pid}/{tid}"] = profile.meta.thread_names.get((pid, tid)) or f"thread {tid}"
+    return out
+
+
+def main_thread(profile, nodes: pd.DataFrame) -> str | None:
+    """The step thread (where ProfilerStep#N ranges are), else the thread with the most nodes."""
+    steps = profile.ops[profile.ops["name"].astype(str).str.startswith("ProfilerStep#")]
+    if len(steps):
+        return f"{steps['pid'].iloc[0]}/{steps['tid'].iloc[0]}"
+    if not len(nodes):
+        return None
+    keys = nodes["pid"].astype(str) + "/" + nodes["tid"].astype(str)
+    return str(keys.value_counts().index[0])
+
+
+def operators_inside(profile, which: str, node: int, step: int | None) -> pd.DataFrame:
+    """Operator-table rows (operators.op_stats) that start inside the node's instances of the
+    selected step(s), grouped by name: calls, host/device self/total (µs), sorted by host total."""
+    t = tree(profile, which)
+    inst = t.instances[(t.instances["node"] == node) & t.instances["step"].isin(step_rows(profile, step))]
+    cols = ["name", "calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us"]
+    ops = profile.ops
+    if not len(inst) or not len(ops):
+        return pd.DataFrame({c: [] for c in cols})
+    meta = t.nodes.iloc[node]
+    stats = operators.op_stats(profile)
+    on_thread = (ops["pid"].astype(str).to_numpy() == meta["pid"]) & (
+        ops["tid"].astype(str).to_numpy() == meta["tid"]
+    )
+    sel = np.flatnonzero(on_thread & stats["row"].to_numpy())
+    op_ts = ops["ts"].to_numpy(dtype=np.float64)[sel]
+    starts = inst["ts"].to_numpy()
+    ends = inst["end"].to_numpy()
+    order = np.argsort(starts)
+    starts, ends = starts[order], ends[order]
+    k = np.searchsorted(starts, op_ts, side="right") - 1
+    keep = sel[(k >= 0) & (op_ts < ends[np.maximum(k, 0)])]
+    frame = pd.DataFrame(
+        {
+            "name": name_index.values(profile, "ops")[keep],
+            "host_self_us": stats["host_self"].to_numpy()[keep],
+            "host_total_us": stats["host_total"].to_numpy()[keep],
+            "device_self_us": stats["device_self"].to_numpy()[keep],
+            "device_total_us": stats["device_total"].to_numpy()[keep],
+        }
+    )
+    out = frame.groupby("name", sort=False).agg(
+        calls=("host_total_us", "size"),
+        host_self_us=("host_self_us", "sum"),
+        host_total_us=("host_total_us", "sum"),
+        device_self_us=("device_self_us", "sum"),
+        device_total_us=("device_total_us", "sum"),
+    )
+    out = out.reset_index().sort_values(["host_total_us", "name"], ascending=[False, True], kind="stable")
+    return out[cols].reset_index(drop=True)
+
+
+def summary(profile, depth: int = 2) -> list[dict[str, Any]]:
+    """The module tree over all steps down to ``depth`` levels (summary --json ``modules``)."""
+    if not has_modules(profile):
+        return []
+    fig = figures(profile, "modules", None)
+    fig = fig[fig["depth"] < depth]
+    keys = [
+        "id",
+        "parent",
+        "depth",
+        "name",
+        "cls",
+        "occurrences",
+        "host_total_us",
+        "host_self_us",
+        "device_total_us",
+        "device_self_us",
+        "step_share_pct",
+    ]
+    return fig[keys].to_dict("records")
