@@ -3,7 +3,8 @@
 A run is a directory (any depth, symlinks followed) that directly holds ``*.pt.trace.json[.gz]`` files;
 its name is its path relative to the logdir (shown escaped where it is not printable UTF-8, ``names.py``). A file ``<worker>[.<digits>].pt.trace.json[.gz]`` belongs
 to ``worker``; a worker's files are its spans, numbered 1..n in the numeric order of ``<digits>``
-(files without digits come first, in name order).
+(files without digits come first, in name order). PyTorch Lightning's worker parts get readable names
+(``fit.training_step``: ingest/lightning_names.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import re
 import time
 from dataclasses import dataclass, field
 
+from torch_tb_profiler.ingest.lightning_names import lightning_worker
 from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.storage import FileInfo, Location, StorageError, walk
 
@@ -37,7 +39,7 @@ def parse_name(filename: str) -> tuple[str, int | None] | None:
     if not match or not match.group("worker"):
         return None
     number = match.group("number")
-    return match.group("worker"), int(number) if number is not None else None
+    return lightning_worker(match.group("worker")), int(number) if number is not None else None
 
 
 def group_files(loc: Location, files: list[FileInfo]) -> list[TraceFile]:
