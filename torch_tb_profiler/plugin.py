@@ -21,6 +21,7 @@ from werkzeug.wrappers import Request, Response
 
 from torch_tb_profiler.ingest.errors import Ambiguous, LookupFailed
 from torch_tb_profiler.ingest.loading import DEFAULT_INTERVAL_S, RunStore
+from torch_tb_profiler.ingest.persist import INDEX_DIR_ENV, IndexUnavailable, open_store
 from torch_tb_profiler.ingest.warmup import Warmer
 from torch_tb_profiler.views import VIEW_MODULES
 from torch_tb_profiler.views.common import Handler, HttpError, error_response, json_response
@@ -120,7 +121,14 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
         if options:
             os.environ[ENV_STORAGE_OPTIONS] = options  # storage.resolve reads it
         processes = os.environ.get(ENV_PROCESSES)
-        self.store = RunStore(logdir, interval=interval, processes=int(processes) if processes else None)
+        try:
+            index = open_store(getattr(flags, "profiler_index_dir", None))
+        except IndexUnavailable as e:
+            log.warning("persisted index disabled: %s", e)
+            index = None
+        self.store = RunStore(
+            logdir, interval=interval, processes=int(processes) if processes else None, index=index
+        )
         self.store.start()
         self._routes = collect_routes()
         self._warmer = Warmer(self.store, self._routes)
@@ -173,6 +181,13 @@ class TorchProfilerLoader(base_plugin.TBLoader):
             default=None,
             help=f"JSON object of fsspec storage options for a cloud logdir (env {ENV_STORAGE_OPTIONS})",
         )
+        group.add_argument(
+            "--profiler_index_dir",
+            type=str,
+            default=None,
+            help="where the persisted index of parsed traces lives: a folder or URL (s3://bucket/prefix), "
+            f"'off' to disable (default: a per-user cache folder; env {INDEX_DIR_ENV})",
+        )
 
     def fix_flags(self, flags: Any) -> None:
         options = getattr(flags, "profiler_storage_options", None)
@@ -184,6 +199,12 @@ class TorchProfilerLoader(base_plugin.TBLoader):
                 raise base_plugin.FlagsError(
                     f"--profiler_storage_options must be a JSON object: {e}"
                 ) from None
+        index_dir = getattr(flags, "profiler_index_dir", None)
+        if index_dir:
+            try:
+                open_store(index_dir)
+            except IndexUnavailable as e:
+                raise base_plugin.FlagsError(f"--profiler_index_dir: {e}") from None
         interval = getattr(flags, "profiler_scan_interval", None)
         if interval is not None and interval <= 0:
             raise base_plugin.FlagsError("--profiler_scan_interval must be positive")

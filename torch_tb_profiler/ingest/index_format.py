@@ -1,0 +1,226 @@
+"""A Profile <-> bytes: the persisted index's file format (docs/architecture.md, "Persisted index").
+
+One file per trace file::
+
+    MAGIC (8 bytes) | header length (8 bytes, little endian) | header (JSON) | table 0 | table 1 | ...
+
+The header holds the format version, the source's identity, the Profile's scalar fields and meta, and
+per table its byte range and the CRC-32 of those bytes. Each table is one Arrow IPC stream
+(lz4-compressed buffers). String columns are stored as dictionaries (one copy of each distinct value);
+reading them back gives one Python str per distinct value, shared by every row that has it, as a fresh
+parse does. Numbers keep their exact dtype. A file that is short, has a wrong checksum, or does not
+decode raises ``IndexFormatError``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import struct
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from torch_tb_profiler import __version__
+from torch_tb_profiler.model.profile import Profile, TraceMeta
+
+MAGIC = b"TTBPIDX\x01"
+FORMAT_VERSION = 1
+_LEN = struct.Struct("<Q")
+_DTYPE_KEY = b"dtype"
+_COMPRESSION = "lz4"
+_TABLES = [
+    f.name
+    for f in dataclasses.fields(Profile)
+    if f.name not in ("run", "worker", "span", "source", "meta", "cache")
+]
+# the code that decides what a Profile holds: an index made by other code is not current
+_MODEL_SOURCES = ("trace", "model", "ingest/parse.py", "ingest/parse_split.py")
+
+
+class IndexFormatError(Exception):
+    """The bytes are not a complete index of this format."""
+
+
+def _code_digest() -> str:
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256(__version__.encode())
+    for rel in _MODEL_SOURCES:
+        target = root / rel
+        for path in sorted(target.rglob("*.py")) if target.is_dir() else [target]:
+            digest.update(path.relative_to(root).as_posix().encode())
+            digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+# format version + release + a digest of the parser/model source: a new release (or a changed parser in
+# a development tree) never reads an index written by another
+MODEL_VERSION = f"{FORMAT_VERSION}-{__version__}-{_code_digest()}"
+
+
+def dumps(profile: Profile, identity: dict[str, Any]) -> bytes:
+    """The index file of a profile; ``identity`` (JSON-able) names the source version it was made from.
+
+    Raises IndexFormatError for a column this format cannot hold exactly."""
+    bodies = [_table_bytes(name, getattr(profile, name)) for name in _TABLES]
+    tables: dict[str, list[int]] = {}
+    offset = 0
+    for name, body in zip(_TABLES, bodies, strict=True):
+        tables[name] = [offset, len(body), zlib.crc32(body)]
+        offset += len(body)
+    header = {
+        "model_version": MODEL_VERSION,
+        "identity": identity,
+        "profile": {
+            "run": profile.run,
+            "worker": profile.worker,
+            "span": profile.span,
+            "source": profile.source,
+        },
+        "meta": _meta_to_json(profile.meta),
+        "tables": tables,
+        "body_bytes": offset,
+    }
+    head = json.dumps(header, separators=(",", ":")).encode()
+    return b"".join([MAGIC, _LEN.pack(len(head)), head, *bodies])
+
+
+def read_header(data: bytes | memoryview) -> tuple[dict[str, Any], int]:
+    """The header and where the body starts; needs only the first bytes of the file (see header_size)."""
+    if len(data) < len(MAGIC) + _LEN.size or bytes(data[: len(MAGIC)]) != MAGIC:
+        raise IndexFormatError("not an index file (bad magic)")
+    (size,) = _LEN.unpack_from(data, len(MAGIC))
+    start = len(MAGIC) + _LEN.size
+    if len(data) < start + size:
+        raise IndexFormatError("truncated header")
+    try:
+        header = json.loads(bytes(data[start : start + size]))
+    except ValueError as e:
+        raise IndexFormatError(f"unreadable header: {e}") from None
+    if not isinstance(header, dict) or "tables" not in header:
+        raise IndexFormatError("unreadable header")
+    return header, start + size
+
+
+def header_size(prefix: bytes) -> int:
+    """Bytes needed to read the header, from the file's first 16 bytes."""
+    if len(prefix) < len(MAGIC) + _LEN.size or prefix[: len(MAGIC)] != MAGIC:
+        raise IndexFormatError("not an index file (bad magic)")
+    return len(MAGIC) + _LEN.size + _LEN.unpack_from(prefix, len(MAGIC))[0]
+
+
+def loads(data: bytes | memoryview) -> Profile:
+    """The Profile stored in an index file (raises IndexFormatError)."""
+    header, start = read_header(data)
+    view = memoryview(data)
+    if len(view) != start + int(header.get("body_bytes", -1)):
+        raise IndexFormatError(
+            f"index is {len(view)} bytes, its header says {start + header.get('body_bytes', 0)}"
+        )
+    frames: dict[str, pd.DataFrame] = {}
+    try:
+        for name in _TABLES:
+            offset, length, crc = header["tables"][name]
+            body = view[start + offset : start + offset + length]
+            if zlib.crc32(body) != crc:
+                raise IndexFormatError(f"table {name}: checksum mismatch")
+            frames[name] = _table_from_bytes(body)
+        info = header["profile"]
+        meta = _meta_from_json(header["meta"])
+    except IndexFormatError:
+        raise
+    except (KeyError, TypeError, ValueError, pa.ArrowException) as e:
+        raise IndexFormatError(f"unreadable index: {type(e).__name__}: {e}") from None
+    return Profile(
+        run=info["run"], worker=info["worker"], span=info["span"], source=info["source"], meta=meta, **frames
+    )
+
+
+# ---- tables ------------------------------------------------------------------------------------------
+def _table_bytes(name: str, frame: pd.DataFrame) -> bytes:
+    if not isinstance(frame.index, pd.RangeIndex) or frame.index.start != 0 or frame.index.step != 1:
+        raise IndexFormatError(f"table {name}: index is not 0..n-1")
+    arrays, fields = [], []
+    for column in frame.columns:
+        if not isinstance(column, str):
+            raise IndexFormatError(f"table {name}: column name {column!r} is not a string")
+        array = _column_to_arrow(name, column, frame[column])
+        arrays.append(array)
+        fields.append(pa.field(column, array.type, metadata={_DTYPE_KEY: str(frame[column].dtype).encode()}))
+    table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
+    sink = pa.BufferOutputStream()
+    options = pa.ipc.IpcWriteOptions(compression=_COMPRESSION)
+    with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return sink.getvalue().to_pybytes()
+
+
+def _column_to_arrow(table: str, column: str, series: pd.Series) -> pa.Array:
+    dtype = series.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        return pa.array(series.to_numpy())
+    if isinstance(dtype, pd.StringDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "O"):
+        codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        values = np.asarray(uniques, dtype=object)
+        if not all(isinstance(v, str) for v in values):
+            raise IndexFormatError(f"table {table}: column {column} holds values other than strings")
+        indices = pa.array(codes.astype(np.int32), mask=codes < 0)
+        return pa.DictionaryArray.from_arrays(indices, pa.array(values, type=pa.string()))
+    raise IndexFormatError(f"table {table}: column {column} has dtype {dtype}, which the index cannot hold")
+
+
+def _table_from_bytes(body: memoryview) -> pd.DataFrame:
+    reader = pa.ipc.open_stream(pa.py_buffer(body))
+    table = reader.read_all()
+    columns: dict[str, Any] = {}
+    for field, chunked in zip(table.schema, table.columns, strict=True):
+        dtype = (field.metadata or {}).get(_DTYPE_KEY, b"").decode()
+        columns[field.name] = _column_from_arrow(chunked, dtype, len(table))
+    return pd.DataFrame(columns, index=pd.RangeIndex(len(table)), columns=list(table.column_names))
+
+
+def _column_from_arrow(chunked: pa.ChunkedArray, dtype: str, rows: int) -> Any:
+    if pa.types.is_dictionary(chunked.type):
+        chunked = chunked.unify_dictionaries() if chunked.num_chunks > 1 else chunked
+        values = np.empty(rows, dtype=object)
+        at = 0
+        for chunk in chunked.chunks:
+            strings = chunk.dictionary.to_numpy(zero_copy_only=False).astype(object)
+            codes = chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.intp)
+            part = (
+                strings.take(np.maximum(codes, 0))
+                if len(strings)
+                else np.full(len(codes), None, dtype=object)
+            )
+            part[codes < 0] = np.nan if dtype != "object" else None
+            values[at : at + len(part)] = part
+            at += len(part)
+        return pd.Series(values, dtype=dtype or object, copy=False)
+    array = chunked.to_numpy()
+    out = np.array(array, copy=True)  # writable, like a freshly parsed column
+    return out.astype(dtype, copy=False) if dtype else out
+
+
+# ---- meta --------------------------------------------------------------------------------------------
+def _meta_to_json(meta: TraceMeta) -> dict[str, Any]:
+    data = dataclasses.asdict(meta)
+    data["thread_names"] = [[pid, tid, name] for (pid, tid), name in meta.thread_names.items()]
+    data["profiler_spans"] = [list(span) for span in meta.profiler_spans]
+    try:
+        json.dumps(data)
+    except (TypeError, ValueError) as e:
+        raise IndexFormatError(f"trace metadata cannot be stored: {e}") from None
+    return data
+
+
+def _meta_from_json(data: dict[str, Any]) -> TraceMeta:
+    data = dict(data)
+    data["thread_names"] = {(pid, tid): name for pid, tid, name in data["thread_names"]}
+    data["profiler_spans"] = [tuple(span) for span in data["profiler_spans"]]
+    known = {f.name for f in dataclasses.fields(TraceMeta)}
+    return TraceMeta(**{k: v for k, v in data.items() if k in known})

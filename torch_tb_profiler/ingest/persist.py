@@ -1,0 +1,259 @@
+"""The persisted index: where index files live, which one belongs to a trace file, and whether it is current.
+
+Each trace file has one index file, named after the source (sha256 of its service and URL). Its header
+records the source's identity (URL, size, mtime, etag) and the model version (index_format.py); an index
+whose identity or version differs from the trace's present one is stale and is never served: the trace
+is parsed and the index rewritten. An unreadable index is reported (a warning) and rebuilt.
+
+Location: ``TORCH_PROFILER_INDEX_DIR`` (or ``--profiler_index_dir`` / ``--index-dir``): any URL storage.py
+resolves (a local folder, ``s3://bucket/prefix``...), ``off`` to disable; by default a per-user cache
+folder (``<user cache>/torch-tb-profiler/index``). Local folders are size-bounded
+(``TORCH_PROFILER_INDEX_MAX_BYTES``, default 20 GiB): least recently used files go first. Writes go to a
+temporary name and are renamed (locally) or are one PUT (object stores), so a reader never sees half a
+file and an interrupted write leaves nothing behind that could be served.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from torch_tb_profiler.ingest import cloud_cache
+from torch_tb_profiler.ingest.storage import FileInfo, Location, StorageError, resolve
+from torch_tb_profiler.model import Profile
+
+log = logging.getLogger(__name__)
+
+INDEX_DIR_ENV = "TORCH_PROFILER_INDEX_DIR"
+INDEX_MAX_ENV = "TORCH_PROFILER_INDEX_MAX_BYTES"
+DEFAULT_MAX_BYTES = 20 * 1024**3
+OFF = ("off", "none", "no", "0", "false")
+SUFFIX = ".ttbidx"
+_LAYOUT = "v1"
+_TMP_PREFIX = ".part-"
+EVICTION_GRACE_S = 60.0
+
+
+class IndexUnavailable(Exception):
+    """The index location cannot be used (bad URL, missing extra)."""
+
+
+def default_dir() -> Path:
+    """The per-user cache folder: beside the remote-file cache of cloud_cache."""
+    configured = os.environ.get(cloud_cache.CACHE_DIR_ENV, "").strip()
+    if configured:
+        return Path(configured).expanduser() / "index"
+    return cloud_cache.cache_dir().parent / "index"
+
+
+def identity(loc: Location, info: FileInfo) -> dict[str, Any]:
+    """What names one version of one trace file."""
+    url = info.path if loc.is_local else loc.fs.unstrip_protocol(info.path)
+    return {"namespace": loc.namespace, "url": url, "size": info.size, "mtime": info.mtime, "etag": info.etag}
+
+
+@dataclass
+class Lookup:
+    profile: Profile | None  # the indexed profile, when current
+    problem: str | None = None  # why an existing index was not used (a warning), None when absent or current
+
+
+class IndexStore:
+    """Index files under one location."""
+
+    def __init__(self, loc: Location, max_bytes: int | None = None) -> None:
+        self.loc = loc
+        self.max_bytes = max_bytes if loc.is_local else None
+
+    @property
+    def url(self) -> str:
+        return self.loc.url
+
+    def path_for(self, ident: dict[str, Any]) -> str:
+        key = hashlib.sha256(f"{ident['namespace']}\0{ident['url']}".encode()).hexdigest()
+        return f"{self.loc.root}/{_LAYOUT}/{key[:2]}/{key[2:34]}{SUFFIX}"
+
+    # ---- reading ---------------------------------------------------------------------------------
+    def load(self, loc: Location, info: FileInfo) -> Lookup:
+        """The current index of a trace file, or why there is none usable."""
+        from torch_tb_profiler.ingest import index_format as fmt
+
+        ident = identity(loc, info)
+        path = self.path_for(ident)
+        try:
+            data = self._read_if_current(path, ident, fmt)
+        except FileNotFoundError:
+            return Lookup(None)
+        except _Stale as e:
+            log.info("index of %s is stale (%s): rebuilding", ident["url"], e)
+            return Lookup(None)
+        except (fmt.IndexFormatError, OSError, StorageError) as e:
+            return self._unusable(ident, path, str(e))
+        except Exception as e:  # an object store's client error: treat like an unreadable file
+            return self._unusable(ident, path, f"{type(e).__name__}: {e}")
+        try:
+            profile = fmt.loads(data)
+        except fmt.IndexFormatError as e:
+            return self._unusable(ident, path, str(e))
+        return Lookup(profile)
+
+    def is_current(self, loc: Location, info: FileInfo) -> bool:
+        """Whether a current index exists (reads only the header)."""
+        from torch_tb_profiler.ingest import index_format as fmt
+
+        ident = identity(loc, info)
+        try:
+            self._read_if_current(self.path_for(ident), ident, fmt, header_only=True)
+        except Exception:
+            return False
+        return True
+
+    def _read_if_current(
+        self, path: str, ident: dict[str, Any], fmt: Any, header_only: bool = False
+    ) -> bytes:
+        fs = self.loc.fs
+        if self.loc.is_local:
+            with open(path, "rb") as f:
+                prefix = f.read(16)
+                need = fmt.header_size(prefix)
+                head = prefix + f.read(need - len(prefix))
+                self._check(fmt.read_header(head)[0], ident, fmt)
+                if header_only:
+                    return head
+                data = head + f.read()
+            with contextlib.suppress(OSError):
+                st = os.stat(path)
+                os.utime(path, ns=(time.time_ns(), st.st_mtime_ns))  # recency for the LRU
+            return data
+        try:
+            prefix = fs.cat_file(path, start=0, end=16)
+        except FileNotFoundError:
+            raise
+        except Exception as e:
+            if _is_missing(e):
+                raise FileNotFoundError(path) from None
+            raise
+        need = fmt.header_size(prefix)
+        head = fs.cat_file(path, start=0, end=need)
+        self._check(fmt.read_header(head)[0], ident, fmt)
+        return head if header_only else fs.cat_file(path)
+
+    @staticmethod
+    def _check(header: dict[str, Any], ident: dict[str, Any], fmt: Any) -> None:
+        if header.get("model_version") != fmt.MODEL_VERSION:
+            raise _Stale(f"made by {header.get('model_version')}, this is {fmt.MODEL_VERSION}")
+        if header.get("identity") != ident:
+            raise _Stale("the trace file changed since")
+
+    def _unusable(self, ident: dict[str, Any], path: str, why: str) -> Lookup:
+        message = f"index {path} could not be read ({why}); the trace was parsed again and the index rebuilt"
+        log.warning("%s", message)
+        return Lookup(None, message)
+
+    # ---- writing ---------------------------------------------------------------------------------
+    def save(self, loc: Location, info: FileInfo, profile: Profile) -> str:
+        """Write the index of a freshly parsed profile; returns its path (raises on failure)."""
+        from torch_tb_profiler.ingest import index_format as fmt
+
+        ident = identity(loc, info)
+        data = fmt.dumps(profile, ident)
+        path = self.path_for(ident)
+        if self.loc.is_local:
+            _write_local(Path(path), data)
+            if self.max_bytes is not None:
+                evict(Path(self.loc.root), self.max_bytes, keep=Path(path))
+        else:
+            self.loc.fs.pipe_file(path, data)  # one PUT: the object appears whole or not at all
+        return path
+
+
+class _Stale(Exception):
+    pass
+
+
+def _is_missing(exc: Exception) -> bool:
+    text = f"{type(exc).__name__} {exc}".lower()
+    return any(word in text for word in ("notfound", "not found", "nosuchkey", "404", "does not exist"))
+
+
+def _write_local(target: Path, data: bytes) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def evict(root: Path, limit: int, keep: Path | None = None) -> int:
+    """Delete least recently used index files under root until they total at most ``limit`` bytes.
+
+    ``keep`` and files used in the last EVICTION_GRACE_S seconds stay. Returns how many were deleted."""
+    base = root / _LAYOUT
+    entries: list[tuple[int, int, Path]] = []
+    total = 0
+    if not base.is_dir():
+        return 0
+    for folder in os.scandir(base):
+        if not folder.is_dir():
+            continue
+        for item in os.scandir(folder.path):
+            if not item.name.endswith(SUFFIX):
+                continue
+            with contextlib.suppress(FileNotFoundError):
+                st = item.stat()
+                total += st.st_size
+                entries.append((st.st_atime_ns, st.st_size, Path(item.path)))
+    removed = 0
+    recent = time.time_ns() - int(EVICTION_GRACE_S * 1e9)
+    for atime, size, path in sorted(entries, key=lambda e: e[0]):
+        if total <= limit or atime > recent:
+            break
+        if path == keep:
+            continue
+        with contextlib.suppress(OSError):
+            path.unlink()
+            total -= size
+            removed += 1
+    return removed
+
+
+def max_bytes() -> int:
+    text = os.environ.get(INDEX_MAX_ENV, "").strip()
+    if not text:
+        return DEFAULT_MAX_BYTES
+    try:
+        return int(float(text))
+    except ValueError:
+        raise IndexUnavailable(f"{INDEX_MAX_ENV}={text!r} is not a number of bytes") from None
+
+
+def open_store(url: str | None = None) -> IndexStore | None:
+    """The index store for a URL (None: the env var, else the default folder); None when turned off.
+
+    Raises IndexUnavailable when the location cannot be used or pyarrow is missing."""
+    if url is None:
+        url = os.environ.get(INDEX_DIR_ENV, "").strip() or None
+    if url is not None and url.strip().lower() in OFF:
+        return None
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        raise IndexUnavailable("the persisted index needs pyarrow (pip install pyarrow)") from None
+    target = url if url is not None else str(default_dir())
+    try:
+        loc = resolve(target)
+    except StorageError as e:
+        raise IndexUnavailable(f"index location {target}: {e}") from None
+    return IndexStore(loc, max_bytes() if loc.is_local else None)
