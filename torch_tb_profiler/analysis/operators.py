@@ -32,6 +32,7 @@ from torch_tb_profiler.analysis.breakdown import dataloader_ops, profiler_step_o
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.tensor_cores import kernel_uses_tensor_cores, op_name_eligible
 from torch_tb_profiler.model import intervals as iv
+from torch_tb_profiler.model.build import nesting_tolerance
 
 GROUP_BY = ("name", "name_input_shape")
 SORT_KEYS = (
@@ -60,7 +61,7 @@ def _op_stats(profile) -> pd.DataFrame:
     ops = profile.ops
     n = len(ops)
     parent = ops["parent"].to_numpy(dtype=np.int64)
-    depth = ops["depth"].to_numpy(dtype=np.int64)
+    last = ops["last"].to_numpy(dtype=np.int64)
     dur = ops["dur"].to_numpy(dtype=np.float64)
     is_cpu_op = (ops["cat"] == "cpu_op").to_numpy()
 
@@ -70,12 +71,7 @@ def _op_stats(profile) -> pd.DataFrame:
     name_codes = name_index.factorized(profile, "ops")[0]
     p = np.where(has_parent, parent, 0)
     folded = has_parent & is_cpu_op & is_cpu_op[p] & (name_codes == name_codes[p]) & (n_children[p] == 1)
-    rep = np.arange(n)
-    while True:  # chains are short; each pass moves every folded call one level up
-        nxt = np.where(folded[rep], parent[rep], rep)
-        if np.array_equal(nxt, rep):
-            break
-        rep = nxt
+    rep = _fold_targets(np.where(folded, parent, np.arange(n)))
 
     # self times on the folded tree
     child_sum = np.zeros(n)
@@ -84,9 +80,11 @@ def _op_stats(profile) -> pd.DataFrame:
     rt_sum = np.zeros(n)
     rts = profile.runtimes
     if len(rts):
-        rt_op = rts["op"].to_numpy(dtype=np.int64)
-        ok = rt_op >= 0
-        np.add.at(rt_sum, rep[rt_op[ok]], rts["dur"].to_numpy(dtype=np.float64)[ok])
+        # a call's time is the host self time of the op that immediately holds it (its host op), even
+        # when its device time goes to an ancestor named by its External id
+        host_op = rts["host_op" if "host_op" in rts.columns else "op"].to_numpy(dtype=np.int64)
+        ok = host_op >= 0
+        np.add.at(rt_sum, rep[host_op[ok]], rts["dur"].to_numpy(dtype=np.float64)[ok])
 
     dev_self = np.zeros(n)
     tc_self = np.zeros(n)
@@ -101,27 +99,22 @@ def _op_stats(profile) -> pd.DataFrame:
         np.add.at(dev_self, rep[d_op[ok]], d_dur[ok])
         np.add.at(tc_self, rep[d_op[ok & tc]], d_dur[ok & tc])
 
-    # subtree sums (the folded tree has the same subtrees for the calls that remain rows)
-    dev_total = dev_self.copy()
-    tc_total = tc_self.copy()
+    # subtree sums: rows are in depth-first order, the subtree of i is rows [i, last[i])
     eligible = name_index.mask(profile, "ops", op_name_eligible) | (tc_self > 0)
-    by_depth = np.argsort(-depth, kind="stable")
-    levels = np.split(by_depth, np.flatnonzero(np.diff(depth[by_depth])) + 1) if n else []
-    for idx in levels:
-        idx = idx[parent[idx] >= 0]
-        if idx.size == 0:
-            continue
-        np.add.at(dev_total, parent[idx], dev_total[idx])
-        np.add.at(tc_total, parent[idx], tc_total[idx])
-        np.logical_or.at(eligible, parent[idx], eligible[idx])
+    dev_total = subtree_sum(dev_self, last)
+    tc_total = subtree_sum(tc_self, last)
+    eligible = subtree_sum(eligible.astype(np.float64), last) > 0
 
-    row = (
-        is_cpu_op
-        & ~folded
-        & ~profiler_step_ops(profile)
-        & ~dataloader_ops(profile)
-        & ~name_index.mask(profile, "ops", lambda n: n.startswith("Optimizer.") or n in _EXCLUDED_NAMES)
+    # rows: operators, and every range (annotations included) whose name launched device work
+    # directly, so that the table's device self times add up to the attributed device time
+    excluded = (
+        profiler_step_ops(profile)
+        | dataloader_ops(profile)
+        | name_index.mask(profile, "ops", lambda n: n.startswith("Optimizer.") or n in _EXCLUDED_NAMES)
     )
+    launched = np.zeros(int(name_codes.max(initial=-1)) + 1, dtype=bool)
+    launched[name_codes[dev_self > 0]] = True
+    row = ~folded & ((is_cpu_op & ~excluded) | launched[name_codes])
     return pd.DataFrame(
         {
             "row": row,
@@ -136,6 +129,35 @@ def _op_stats(profile) -> pd.DataFrame:
         },
         index=ops.index,
     )
+
+
+def _fold_targets(up: np.ndarray) -> np.ndarray:
+    """Each row's topmost ancestor through ``up`` (a row's own index where it does not fold).
+
+    Pointer doubling: every pass squares the jump, so a chain of length L takes log2(L) passes
+    (a row-by-row walk is quadratic on a chain of n identical calls)."""
+    rep = up
+    while True:
+        nxt = rep[rep]
+        if np.array_equal(nxt, rep):
+            return rep
+        rep = nxt
+
+
+def subtree_sum(values: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Σ values over rows [i, last[i]) for each row i, in O(n) with prefix sums.
+
+    Sums run in extended precision so a difference of two large prefixes keeps the small figure
+    exact to float64 rounding, and a subtree without any nonzero value gets exactly 0."""
+    n = len(values)
+    if n == 0:
+        return np.zeros(0)
+    prefix = np.concatenate(([0], np.cumsum(values, dtype=np.longdouble)))
+    nonzero = np.concatenate(([0], np.cumsum(values != 0)))
+    idx = np.arange(n)
+    out = (prefix[last] - prefix[idx]).astype(np.float64)
+    out[nonzero[last] == nonzero[idx]] = 0.0
+    return out
 
 
 def has_stack(profile) -> np.ndarray:
@@ -281,6 +303,33 @@ def parse_call_stack(text: str) -> list[dict[str, Any]]:
     return [parse_frame(f) for f in text.split(";") if f.strip()]
 
 
+def python_parents(py: pd.DataFrame) -> np.ndarray:
+    """Per python_function row: the row its ``Python parent id`` names, or -1.
+
+    A link is kept only when the parent frame is on the same thread, encloses the child and comes
+    strictly before it in (start, longest first, row) order. That order is total, so the kept links
+    can never form a cycle and every walk up them ends (a trace may say that two frames are each
+    other's parent)."""
+    n = len(py)
+    ids = py["py_id"].to_numpy(dtype=np.int64)
+    row_of_id = pd.Series(np.arange(n), index=ids)
+    row_of_id = row_of_id[(row_of_id.index >= 0) & ~row_of_id.index.duplicated(keep="first")]
+    par = (
+        row_of_id.reindex(py["py_parent_id"].to_numpy(dtype=np.int64)).fillna(-1).to_numpy().astype(np.int64)
+    )
+    ok = par >= 0
+    q = np.maximum(par, 0)
+    ts = py["ts"].to_numpy(dtype=np.float64)
+    end = py["end"].to_numpy(dtype=np.float64)
+    me = np.arange(n)
+    before = (ts[q] < ts) | ((ts[q] == ts) & ((end[q] > end) | ((end[q] == end) & (q < me))))
+    ok &= before & (end[q] + nesting_tolerance(py) >= end)
+    ok &= (py["pid"].to_numpy()[q] == py["pid"].to_numpy()) & (
+        py["tid"].to_numpy()[q] == py["tid"].to_numpy()
+    )
+    return np.where(ok, par, -1)
+
+
 def python_frames(profile, op_rows: np.ndarray) -> list[tuple[str, ...]]:
     """For each op: names of the python_function ranges enclosing it on its thread, innermost first."""
     py = profile.python
@@ -288,12 +337,10 @@ def python_frames(profile, op_rows: np.ndarray) -> list[tuple[str, ...]]:
     out: list[tuple[str, ...]] = [() for _ in op_rows]
     if not len(py) or op_rows.size == 0:
         return out
-    py_row_of_id = {int(i): r for r, i in enumerate(py["py_id"].to_numpy()) if int(i) >= 0}
-    parent_id = py["py_parent_id"].to_numpy()
-    py_parent = np.array([py_row_of_id.get(int(x), -1) for x in parent_id], dtype=np.int64)
     names = py["name"].astype(str).to_numpy()
     p_ts = py["ts"].to_numpy(dtype=np.float64)
     p_end = py["end"].to_numpy(dtype=np.float64)
+    py_parent = python_parents(py)
     chain_cache: dict[int, tuple[str, ...]] = {}
 
     def chain(j: int) -> tuple[str, ...]:

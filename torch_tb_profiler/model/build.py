@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,8 @@ from torch_tb_profiler.model.profile import Profile, TraceMeta
 from torch_tb_profiler.trace.decode import DecodedTrace
 from torch_tb_profiler.trace.tables import Tables, build_tables
 
-# overhang tolerated as float rounding of ns timestamps written as µs (not a partial overlap)
+# overhang tolerated as float rounding of ns timestamps written as µs (not a partial overlap); at epoch
+# µs a float64 resolves only 0.25 µs, so the tolerance grows with the timestamps (nesting_tolerance)
 ROUNDING_US = 0.002
 
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
@@ -40,8 +42,9 @@ def profile_from_tables(
     source: str,
 ) -> Profile:
     """The model over a file's tables; ``top`` is its metadata keys, ``repairs`` what decoding fixed."""
-    meta = _meta(top, repairs, tables, event_count=event_count)
-    ops, partial = _op_tree(tables.ops)
+    meta = _meta(top, [*repairs, *tables.warnings], tables, event_count=event_count)
+    tol = nesting_tolerance(tables.ops, tables.runtimes)
+    ops, partial = _op_tree(tables.ops, tol)
     meta.partial_overlaps = partial
     # rows of ops were re-ordered by the tree build: remap references into ops
     new_row = np.empty(len(ops), dtype=np.int64)
@@ -52,9 +55,9 @@ def profile_from_tables(
 
     finder = EnclosingOp(ops)
     runtimes = tables.runtimes.reset_index(drop=True)
-    runtimes["op"] = _runtime_ops(ops, runtimes, finder)
+    runtimes["op"], runtimes["host_op"] = _runtime_ops(ops, runtimes, finder, tol)
     device = tables.device.sort_values(["ts"], kind="stable").reset_index(drop=True)
-    device["runtime"], device["op"] = _device_links(ops, runtimes, device)
+    device["runtime"], device["op"] = _device_links(ops, runtimes, device, tol)
     memory = tables.memory.sort_values("ts", kind="stable").reset_index(drop=True)
     memory["op"] = finder.find(memory["pid"].to_numpy(), memory["tid"].to_numpy(), memory["ts"].to_numpy())
     return Profile(
@@ -72,7 +75,7 @@ def profile_from_tables(
         memory=memory,
         syncs=tables.syncs,
         flows=_fwdbwd(tables.flow_points, ops, finder),
-        steps=_steps(ops),
+        steps=_steps(ops, meta.warnings),
         others=tables.others,
         counters=tables.counters.sort_values(["name", "key", "ts"], kind="stable").reset_index(drop=True),
     )
@@ -116,8 +119,16 @@ def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: 
     )
 
 
-def _op_tree(ops: pd.DataFrame) -> tuple[pd.DataFrame, int]:
-    """Sort ops by thread then (ts, -dur) and give each its parent row and depth."""
+def nesting_tolerance(*tables: pd.DataFrame) -> float:
+    """The overhang (µs) below which one range still counts as inside another: twice the float64
+    spacing at the largest timestamp (a start and an end rounded apart), at least ``ROUNDING_US``."""
+    biggest = max((float(np.abs(t["end"].to_numpy()).max()) for t in tables if len(t)), default=0.0)
+    return max(ROUNDING_US, 2.0 * float(np.spacing(biggest)))
+
+
+def _op_tree(ops: pd.DataFrame, tol: float = ROUNDING_US) -> tuple[pd.DataFrame, int]:
+    """Sort ops by thread then (ts, -dur) and give each its parent row, depth and ``last`` (one past
+    the last row of its subtree: rows are in depth-first order, so a subtree is rows [i, last))."""
     n = len(ops)
     pid_codes = pd.factorize(ops["pid"].to_numpy(), sort=True)[0].astype(np.int64)
     tid_codes = pd.factorize(ops["tid"].to_numpy(), sort=True)[0].astype(np.int64)
@@ -129,6 +140,7 @@ def _op_tree(ops: pd.DataFrame) -> tuple[pd.DataFrame, int]:
     cuts = [0, *(np.flatnonzero(np.diff(thread)) + 1).tolist(), n]
     parent = [-1] * n
     depth = [0] * n
+    last = [n] * n
     partial = 0
     ts = ops["ts"].tolist()
     end = ops["end"].tolist()
@@ -139,19 +151,25 @@ def _op_tree(ops: pd.DataFrame) -> tuple[pd.DataFrame, int]:
             start, stop = ts[i], end[i]
             while ends and start >= ends[-1]:
                 ends.pop()
-                rows.pop()
-            if ends and stop > ends[-1] + ROUNDING_US:
-                partial += 1
-                while ends and stop > ends[-1] + ROUNDING_US:
+                last[rows.pop()] = i
+            if ends and stop > ends[-1] + tol:
+                # it overhangs the innermost open range: a partial overlap, unless it merely starts
+                # where that range ends (within rounding) and is its next sibling
+                if start < ends[-1] - tol:
+                    partial += 1
+                while ends and stop > ends[-1] + tol:
                     ends.pop()
-                    rows.pop()
+                    last[rows.pop()] = i
             if rows:
                 parent[i] = rows[-1]
                 depth[i] = len(rows)
             rows.append(i)
             ends.append(stop)
+        for r in rows:
+            last[r] = hi
     ops["parent"] = np.asarray(parent, dtype=np.int64)
     ops["depth"] = np.asarray(depth, dtype=np.int64)
+    ops["last"] = np.asarray(last, dtype=np.int64)
     return ops, partial
 
 
@@ -189,35 +207,98 @@ class EnclosingOp:
             # path to the deepest op containing t; walk up parents until one contains t
             cand = lo + np.searchsorted(self.ts[lo:hi], times, side="right") - 1
             cand[cand < lo] = -1
-            for _ in range(256):
-                ok = cand >= 0
-                bad = ok & ~(self.end[np.where(ok, cand, 0)] > times)
-                if not bad.any():
-                    break
-                cand[bad] = self.parent[cand[bad]]
-            result[rows] = cand
+            result[rows] = self.up_while(cand, lambda c, sel, times=times: ~(self.end[c] > times[sel]))
         return result
 
+    def up_while(self, cand: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
+        """Move each candidate op up to its parent while ``bad(ops, positions)`` holds (-1: none left).
 
-def _runtime_ops(ops: pd.DataFrame, runtimes: pd.DataFrame, finder: EnclosingOp) -> np.ndarray:
-    by_ext = _first_row_by(ops["ext_id"].to_numpy())
-    op = _lookup(by_ext, runtimes["ext_id"].to_numpy())
-    missing = op < 0
-    if missing.any():
-        sub = runtimes[missing]
-        op[missing] = finder.find(sub["pid"].to_numpy(), sub["tid"].to_numpy(), sub["ts"].to_numpy())
-    return op
+        Parent links come from the tree build and always point to an earlier row, so this ends; each
+        pass only touches the candidates still moving."""
+        cand = cand.copy()
+        todo = np.flatnonzero(cand >= 0)
+        while todo.size:
+            move = bad(cand[todo], todo)
+            todo = todo[move]
+            cand[todo] = self.parent[cand[todo]]
+            todo = todo[cand[todo] >= 0]
+        return cand
+
+
+def _runtime_ops(
+    ops: pd.DataFrame, runtimes: pd.DataFrame, finder: EnclosingOp, tol: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per runtime call: the op it is linked to (device time goes there) and its host op.
+
+    The host op is the deepest op on the call's thread that encloses the whole call. The link is the
+    op with the call's External id when that op encloses the call on the same thread (it is then the
+    host op or one of its ancestors); otherwise the host op. An External id never reaches an op
+    elsewhere: some builds write a call's correlation id as its External id, colliding with
+    unrelated ops."""
+    if not len(runtimes):
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    pid, tid = runtimes["pid"].to_numpy(), runtimes["tid"].to_numpy()
+    rt_ts, rt_end = runtimes["ts"].to_numpy(), runtimes["end"].to_numpy()
+    host = finder.find(pid, tid, rt_ts)
+    # the deepest op holding the call's start may end before the call does (overhang beyond rounding)
+    host = finder.up_while(host, lambda c, sel: rt_end[sel] > finder.end[c] + tol)
+    link = host.copy()
+    ext = runtimes["ext_id"].to_numpy()
+    has_ext = np.flatnonzero(ext >= 0)
+    if has_ext.size and len(ops):
+        cand = _latest_op_with_ext(ops, ext[has_ext], rt_ts[has_ext], pid[has_ext], tid[has_ext])
+        ok = cand >= 0
+        c = np.maximum(cand, 0)
+        ok &= (ops["ts"].to_numpy()[c] <= rt_ts[has_ext] + tol) & (
+            rt_end[has_ext] <= ops["end"].to_numpy()[c] + tol
+        )
+        link[has_ext[ok]] = cand[ok]
+    return link, host
+
+
+def _latest_op_with_ext(
+    ops: pd.DataFrame,
+    ext: np.ndarray,
+    t: np.ndarray,
+    pid: np.ndarray | None = None,
+    tid: np.ndarray | None = None,
+) -> np.ndarray:
+    """For each (ext, t[, pid, tid]): the row of the op with that External id (on that thread when
+    pid/tid are given) that starts last at or before t; -1 when none."""
+    keys = ["ext_id"] if pid is None else ["ext_id", "pid", "tid"]
+    right = pd.DataFrame(
+        {
+            "ts": ops["ts"].to_numpy(dtype=np.float64),
+            "ext_id": ops["ext_id"].to_numpy(),
+            "row": np.arange(len(ops)),
+        }
+    )
+    left = pd.DataFrame({"ts": np.asarray(t, dtype=np.float64), "ext_id": ext, "q": np.arange(len(ext))})
+    if pid is not None:
+        right["pid"], right["tid"] = ops["pid"].to_numpy(), ops["tid"].to_numpy()
+        left["pid"], left["tid"] = pid, tid
+    right = right[right["ext_id"] >= 0].sort_values("ts", kind="stable")
+    left = left.sort_values("ts", kind="stable")
+    merged = pd.merge_asof(left, right, on="ts", by=keys, direction="backward")
+    out = np.full(len(ext), -1, dtype=np.int64)
+    out[merged["q"].to_numpy()] = merged["row"].fillna(-1).to_numpy().astype(np.int64)
+    return out
 
 
 def _device_links(
-    ops: pd.DataFrame, runtimes: pd.DataFrame, device: pd.DataFrame
+    ops: pd.DataFrame, runtimes: pd.DataFrame, device: pd.DataFrame, tol: float
 ) -> tuple[np.ndarray, np.ndarray]:
     runtime = _lookup(_first_row_by(runtimes["corr"].to_numpy()), device["corr"].to_numpy())
     runtime_op = runtimes["op"].to_numpy()
     op = np.where(runtime >= 0, runtime_op[np.maximum(runtime, 0)] if len(runtime_op) else -1, -1)
-    unlinked = op < 0
-    if unlinked.any():  # no runtime in the trace: the device event's own External id
-        op[unlinked] = _lookup(_first_row_by(ops["ext_id"].to_numpy()), device["ext_id"].to_numpy()[unlinked])
+    # no launching call in the trace: the device event's own External id, if that op started
+    # before the activity did (an op cannot launch work that ran before it)
+    orphan = np.flatnonzero((runtime < 0) & (device["ext_id"].to_numpy() >= 0))
+    if orphan.size and len(ops):
+        op[orphan] = _latest_op_with_ext(
+            ops, device["ext_id"].to_numpy()[orphan], device["ts"].to_numpy()[orphan] + tol
+        )
     return runtime, op.astype(np.int64)
 
 
@@ -255,10 +336,14 @@ def _fwdbwd(points: pd.DataFrame, ops: pd.DataFrame, finder: EnclosingOp) -> pd.
     )
 
 
-def _steps(ops: pd.DataFrame) -> pd.DataFrame:
-    """Host ProfilerStep#N ranges in numeric order (device extension: analysis/steps.py)."""
+def _steps(ops: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
+    """Host ProfilerStep#N ranges in numeric order (device extension: analysis/steps.py); a step
+    number that does not fit 64 bits makes that range an ordinary op, with a warning."""
     names = ops["name"]
     numbers = {name: int(m.group(1)) for name in pd.unique(names) if (m := STEP_NAME.match(name))}
+    for name in [n for n, number in numbers.items() if number >= 2**63]:
+        del numbers[name]
+        warnings.append(f"step '{name[:60]}': the step number does not fit 64 bits; not counted as a step")
     mask = names.isin(list(numbers)).to_numpy()
     steps = ops.loc[mask, ["name", "ts", "end"]]
     steps = steps.assign(number=np.array([numbers[x] for x in steps["name"]], dtype=np.int64))
