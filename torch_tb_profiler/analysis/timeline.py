@@ -134,8 +134,12 @@ def build_index(profile: Profile) -> TimelineIndex:
         host_tid.append(t["tid"].to_numpy(object))
     pid_all = np.concatenate(host_pid) if host_pid else np.empty(0, object)
     tid_all = np.concatenate(host_tid) if host_tid else np.empty(0, object)
-    pid_codes, pid_names = pd.factorize(pid_all.astype(str), sort=False)
-    tid_codes, tid_names = pd.factorize(tid_all.astype(str), sort=False)
+    # the tables hold pid/tid as interned str objects: factorize them as they are (a str copy of a
+    # million objects costs more than the whole sweep); equal names from mixed types meet in code_of
+    pid_codes, pid_uniq = pd.factorize(pid_all, sort=False)
+    tid_codes, tid_uniq = pd.factorize(tid_all, sort=False)
+    pid_names = [str(x) for x in pid_uniq]
+    tid_names = [str(x) for x in tid_uniq]
     host_key = pid_codes.astype(np.int64) * max(1, len(tid_names)) + tid_codes
     offset = 0
     keys: list[tuple] = []  # distinct track keys, each a tuple describing the track
