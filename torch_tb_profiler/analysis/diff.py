@@ -147,14 +147,28 @@ def _step_level(b: dict[str, Any], e: dict[str, Any], notes: list[str]) -> tuple
 
 
 def _gpu_level(b: dict[str, Any], e: dict[str, Any], notes: list[str]) -> list[dict[str, Any]]:
+    """GPUs joined by id; when each side ran kernels on exactly one GPU, those two (two ranks)."""
+    if len(b["gpus"]) == 1 and len(e["gpus"]) == 1:
+        pairs = [(next(iter(b["gpus"])), next(iter(e["gpus"])))]
+    else:
+        pairs = [
+            (g if g in b["gpus"] else None, g if g in e["gpus"] else None)
+            for g in sorted({*b["gpus"], *e["gpus"]})
+        ]
     out = []
-    for gid in sorted(set(b["gpus"]) | set(e["gpus"])):
-        gb, ge = b["gpus"].get(gid), e["gpus"].get(gid)
-        row: dict[str, Any] = {"id": gid, "name": (ge or gb or {}).get("name")}
+    for ib, ie in pairs:
+        gb, ge = b["gpus"].get(ib), e["gpus"].get(ie)
+        row: dict[str, Any] = {
+            "id": ie if ie is not None else ib,
+            "baseline_id": ib,
+            "name": (ge or gb or {}).get("name"),
+        }
         for f in GPU_FIELDS:
             row[f] = change(None if gb is None else gb[f], None if ge is None else ge[f])
         if gb is None or ge is None:
-            notes.append(f"GPU {gid} ran kernels only in the {'experiment' if gb is None else 'baseline'}")
+            notes.append(
+                f"GPU {row['id']} ran kernels only in the {'experiment' if gb is None else 'baseline'}"
+            )
         out.append(row)
     return out
 
