@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import msgspec
 
 from torch_tb_profiler.ingest import limits
-from torch_tb_profiler.trace.decode import DecodedTrace, decode_strict, open_regular
+from torch_tb_profiler.trace.decode import DecodedTrace, decode_strict, has_second_events_key, open_regular
 
 CHUNK_BYTES = 32 << 20  # text per chunk (read at call time by the loader: tests use small chunks)
 _READ = 1 << 22  # bytes of the file read at a time
@@ -251,6 +251,8 @@ class _Text:
 
 
 def _strict(data: bytes) -> DecodedTrace:
+    if has_second_events_key(data):  # a repeated key: the typed decoder would keep only the last array
+        raise NotChunkable("more than one 'traceEvents' key")
     try:
         decoded = decode_strict(data)
     except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:

@@ -171,30 +171,44 @@ def gunzip_if_needed(data: bytes) -> bytes | bytearray:
 
 
 def decode(data: bytes | bytearray) -> DecodedTrace:
-    """Decode trace bytes. Tries the fast typed decode, then repairs, then salvage of a truncated file."""
+    """Decode trace bytes. Tries the fast typed decode, then repairs, then the lenient per-event read
+    of a complete file (``lenient.py``), and only then salvage of a truncated file."""
+    from torch_tb_profiler.trace.lenient import decode_lenient  # the slow road: imported when needed
+
     repairs: list[str] = []
     if data.endswith(b"\0TRUNCATED-GZIP"):
         data = data[: -len(b"\0TRUNCATED-GZIP")]
         repairs.append("the gzip stream ended early; decompressed what was there")
-    try:
-        return _typed(data, repairs)
-    except (msgspec.DecodeError, msgspec.ValidationError) as first_error:
-        error = first_error
-    if _BARE_NA.search(data):
-        data = _BARE_NA.sub(rb'\1"N/A"\2', data)
-        repairs.append('bare N/A values quoted as "N/A"')
+    error: Exception = ValueError("the file has more than one 'traceEvents' key")
+    if not has_second_events_key(data):  # the typed decoder would keep only the last array
         try:
             return _typed(data, repairs)
-        except (msgspec.DecodeError, msgspec.ValidationError) as e:
-            error = e
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as first_error:
+            error = first_error
+        if _BARE_NA.search(data):
+            data = _BARE_NA.sub(rb'\1"N/A"\2', data)
+            repairs.append('bare N/A values quoted as "N/A"')
+            try:
+                return _typed(data, repairs)
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:
+                error = e
+        try:
+            return _typed(_renormalised(data), [*repairs, "non-strict JSON re-read leniently"])
+        except (ValueError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+            pass
     try:
-        return _typed(_renormalised(data), [*repairs, "non-strict JSON re-read leniently"])
-    except (ValueError, msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-        pass
+        return decode_lenient(data, repairs)
+    except (ValueError, RecursionError):
+        pass  # not JSON as a whole: a file cut short, or not a trace
     salvaged = _salvage_truncated(data, repairs)
     if salvaged is not None:
         return salvaged
     raise TraceDecodeError(f"not a valid trace: {error}")
+
+
+def has_second_events_key(data: bytes | bytearray) -> bool:
+    first = data.find(b'"traceEvents"')
+    return first >= 0 and data.find(b'"traceEvents"', first + 1) >= 0
 
 
 def decode_strict(data: bytes | bytearray) -> DecodedTrace:
@@ -251,7 +265,7 @@ def _salvage_truncated(data: bytes, repairs: list[str]) -> DecodedTrace | None:
         candidate = data[: cut + 1] + (b"]" if prefix_is_array else b"]}")
         try:
             decoded = _typed(candidate, [])
-        except (msgspec.DecodeError, msgspec.ValidationError):
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
             continue
         note = f"file truncated at byte {len(data)}; kept the {len(decoded.events)} complete events before the cut"
         decoded.repairs = [*repairs, note]

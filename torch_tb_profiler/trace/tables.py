@@ -7,6 +7,7 @@ batched ``args`` decode per kind rather than per-event Python dispatch.
 from __future__ import annotations
 
 import math
+import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +18,7 @@ import msgspec
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.trace import args as A
 from torch_tb_profiler.trace.decode import Event
 from torch_tb_profiler.trace.schema import (
@@ -48,6 +50,55 @@ class Tables:
     process_names: dict[str, str] = field(default_factory=dict)
     thread_names: dict[tuple[str, str], str] = field(default_factory=dict)
     scaffold: list[tuple[str, float, float]] = field(default_factory=list)  # (name, ts, end) profiler spans
+    warnings: list[str] = field(default_factory=list)  # values dropped or cut while building (_Notes)
+
+
+class _Notes:
+    """Values the tables could not hold as they were (an id past int64, a 1 GB name): each is dropped or
+    cut, and summed up here as one warning per (what, field) naming the first event concerned."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[str, str], list[Any]] = {}  # (what, field) -> [count, first example]
+
+    def add(self, what: str, field_name: str, example: str) -> None:
+        entry = self._seen.setdefault((what, field_name), [0, example])
+        entry[0] += 1
+
+    def lines(self) -> list[str]:
+        return [
+            f"{count} event{'s' if count > 1 else ''}: {what} in '{name}' (first: {example})"
+            for (what, name), (count, example) in self._seen.items()
+        ]
+
+
+_current = threading.local()  # the _Notes of the build_tables call running on this thread
+
+
+def _notes() -> _Notes:
+    notes = getattr(_current, "notes", None)
+    if notes is None:
+        notes = _current.notes = _Notes()
+    return notes
+
+
+def _describe(cols: dict[str, Any] | None, row: int) -> str:
+    if cols is None or "name" not in cols or row >= len(cols["name"]):
+        return f"event #{row} of its kind"
+    name = str(cols["name"][row])
+    return f"event '{name[:80]}' at ts {cols['ts'][row]:.0f}"
+
+
+def _args(
+    raws: list[msgspec.Raw], kind: type[A.A], cols: dict[str, Any] | None, offset: int = 0
+) -> list[Any]:
+    """``args.decode_batch`` with every dropped out-of-range number noted on the current build."""
+    dropped: A.Dropped = []
+    out = A.decode_batch(raws, kind, dropped)
+    for row, key, value in dropped:
+        text = str(value)
+        short = text if len(text) <= 30 else text[:27] + "..."
+        _notes().add(f"value {short} does not fit 64 bits, dropped", key, _describe(cols, offset + row))
+    return out
 
 
 def _pick(events: Sequence[Event], idx: np.ndarray) -> list[Event]:
@@ -66,10 +117,21 @@ def _strs(values: Iterable[Any]) -> list[str]:
     return ["" if v is None else v for v in values]
 
 
-def _interned(values: list[Any]) -> np.ndarray:
-    """Values as an object array of str, equal values sharing one str object (pid/tid/name)."""
+def _interned(values: list[Any], field_name: str = "a string") -> np.ndarray:
+    """Values as an object array of str, equal values sharing one str object (pid/tid/name); a string
+    longer than ``max_string_bytes`` (``ingest/limits.py``) is cut, with a warning."""
     canonical: dict[str, str] = {}
     mapping = {v: canonical.setdefault(s := v if isinstance(v, str) else str(v), s) for v in set(values)}
+    cap = limits.get("max_string_bytes")
+    for value, text in mapping.items():
+        if len(text) > cap:
+            mapping[value] = text[:cap] + "...[cut]"
+            _notes().add(
+                f"a {limits.human(len(text))} string cut to {limits.human(cap)} "
+                f"({limits.how_to_raise('max_string_bytes')})",
+                field_name,
+                f"'{text[:60]}...'",
+            )
     return np.fromiter(map(mapping.__getitem__, values), dtype=object, count=len(values))
 
 
@@ -110,12 +172,12 @@ def _base(events: list[Event]) -> dict[str, Any]:
     ts = _floats(events, "ts")
     dur = np.maximum(_floats(events, "dur"), 0.0)
     return {
-        "name": _interned([e.name for e in events]),
+        "name": _interned([e.name for e in events], "name"),
         "ts": ts,
         "dur": dur,
         "end": ts + dur,
-        "pid": _interned([e.pid for e in events]),
-        "tid": _interned([e.tid for e in events]),
+        "pid": _interned([e.pid for e in events], "pid"),
+        "tid": _interned([e.tid for e in events], "tid"),
     }
 
 
@@ -127,6 +189,16 @@ def _device_ids(args: list[Any], pids: list[int | str]) -> np.ndarray:
 
 
 def build_tables(events: list[Event]) -> Tables:
+    _current.notes = _Notes()
+    try:
+        tables = _build_tables(events)
+        tables.warnings = _current.notes.lines()
+        return tables
+    finally:
+        _current.notes = None
+
+
+def _build_tables(events: list[Event]) -> Tables:
     counts: dict[str, int] = {}
     unknown: Counter[str] = Counter()
     by_kind: dict[Kind, list[np.ndarray]] = {k: [] for k in Kind}
@@ -220,7 +292,9 @@ def concat_tables(parts: list[Tables]) -> Tables:
     process_names: dict[str, str] = {}
     thread_names: dict[tuple[str, str], str] = {}
     scaffold: list[tuple[str, float, float]] = []
+    warnings: list[str] = []
     for p in parts:
+        warnings.extend(w for w in p.warnings if w not in warnings)
         counts.update(p.counts)
         unknown.update(p.unknown_categories)
         process_names.update(p.process_names)  # a later event wins, as in one pass over the file
@@ -234,6 +308,7 @@ def concat_tables(parts: list[Tables]) -> Tables:
         process_names=process_names,
         thread_names=thread_names,
         scaffold=scaffold,
+        warnings=warnings,
     )
 
 
@@ -276,7 +351,7 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
     comm_rows: list[int] = []
     comm_args: list[A.OpArgs] = []
     for lo in range(0, len(raws), _CHUNK):
-        args = A.decode_batch(raws[lo : lo + _CHUNK], A.OpArgs)
+        args = _args(raws[lo : lo + _CHUNK], A.OpArgs, cols, lo)
         parts["ext_id"].append(_ext(args))
         parts["seq"].append(_col([x.seq for x in args], np.int64))
         parts["fwd_tid"].append(_col([x.fwd_tid for x in args], np.int64))
@@ -293,7 +368,7 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
     for name in ("ext_id", "seq", "fwd_tid"):
         cols[name] = np.concatenate(parts[name]) if parts[name] else np.empty(0, dtype=np.int64)
     for name in ("input_dims", "input_types", "call_stack"):
-        cols[name] = _interned(parts[name])
+        cols[name] = _interned(parts[name], name)
     ops = pd.DataFrame(cols)
     c = comm_args
     comms = pd.DataFrame(
@@ -317,7 +392,7 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
 def _runtime_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
     cols["cat"] = _interned([e.cat.lower() for e in events])
-    args = A.decode_batch(_raws(events), A.RuntimeArgs)
+    args = _args(_raws(events), A.RuntimeArgs, cols)
     cols["ext_id"] = _ext(args)
     corr = _col([x.corr for x in args], np.int64)
     cols["corr"] = np.where(corr >= 0, corr, _col([x.cid for x in args], np.int64))
@@ -335,7 +410,7 @@ def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Even
     cols = _base(events)
     cols["kind"] = _interned(kinds)
     pids = [e.pid for e in events]
-    args = A.decode_batch(_raws(events), A.DeviceArgs)
+    args = _args(_raws(events), A.DeviceArgs, cols)
     cols["device"] = _device_ids(args, pids)
     cols["stream"] = _col([x.stream for x in args], np.int64)
     cols["corr"] = _col([x.corr for x in args], np.int64)
@@ -357,7 +432,7 @@ def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Even
 def _annotation_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
     pids = [e.pid for e in events]
-    args = A.decode_batch(_raws(events), A.AnnotationArgs)
+    args = _args(_raws(events), A.AnnotationArgs, cols)
     cols["device"] = _device_ids(args, pids)
     cols["stream"] = _col([x.stream for x in args], np.int64)
     cols["ext_id"] = _ext(args)
@@ -366,7 +441,7 @@ def _annotation_table(events: list[Event]) -> pd.DataFrame:
 
 def _python_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
-    args = A.decode_batch(_raws(events), A.PythonArgs)
+    args = _args(_raws(events), A.PythonArgs, cols)
     cols["py_id"] = _col([x.py_id for x in args], np.int64)
     cols["py_parent_id"] = _col([-1 if a.py_parent_id is None else a.py_parent_id for a in args], np.int64)
     cols["py_module_id"] = _col([x.py_module_id for x in args], np.int64)
@@ -374,7 +449,11 @@ def _python_table(events: list[Event]) -> pd.DataFrame:
 
 
 def _memory_table(events: list[Event]) -> pd.DataFrame:
-    args = A.decode_batch([e.args for e in events], A.MemoryArgs)
+    args = _args(
+        [e.args for e in events],
+        A.MemoryArgs,
+        {"name": [e.name for e in events], "ts": _floats(events, "ts")},
+    )
     return pd.DataFrame(
         {
             "ts": _floats(events, "ts"),
@@ -392,7 +471,7 @@ def _memory_table(events: list[Event]) -> pd.DataFrame:
 
 def _sync_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
-    args = A.decode_batch(_raws(events), A.SyncArgs)
+    args = _args(_raws(events), A.SyncArgs, cols)
     cols["device"] = _col([x.device for x in args], np.int64)
     cols["stream"] = _col([x.stream for x in args], np.int64)
     cols["corr"] = _col([x.corr for x in args], np.int64)
