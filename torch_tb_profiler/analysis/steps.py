@@ -10,7 +10,9 @@ API: ``steps(profile) -> pandas.DataFrame`` with one row per step in time order 
 The result is cached on the profile; treat it as read-only. ``device_steps(profile)`` gives the
 same rows as a list of dicts (number, name, start, end) and ``window(profile)`` the span of all steps. Definitions (docs/metrics.md, "Steps"):
 
-- Steps are the ``ProfilerStep#N`` host ranges. A ``gpu_user_annotation`` named ``ProfilerStep#N`` is
+- Steps are the ``ProfilerStep#N`` host ranges, each cut at the end of the profile's data (``data_end``:
+  the later of the profiler span's end and the last other event's end) when it runs past it — the
+  profiler stopped inside a step that never closed; steps left empty by the cut are dropped. A ``gpu_user_annotation`` named ``ProfilerStep#N`` is
   the device projection of a step, never a step of its own. With no ``ProfilerStep`` at all there is
   one step, number 0, spanning every host range in the profile (op, runtime), else every device range.
 - Device extension, when any runtime call lying wholly inside a step's host range launched device
@@ -55,6 +57,20 @@ def window(profile) -> tuple[float, float] | None:
     return float(s["start"].iloc[0]), float(s["end"].iloc[-1])
 
 
+def data_end(profile) -> float | None:
+    """Where the profile's data ends (µs): the later of the ``PyTorch Profiler`` span's end and the
+    last end of any op (``ProfilerStep#N`` ranges excluded), runtime call or device activity; None
+    when the profile has neither."""
+    ends = [end for name, _, end in profile.meta.profiler_spans if str(name).startswith("PyTorch Profiler")]
+    ops = profile.ops
+    if len(ops):
+        not_step = ~ops["name"].isin(profile.steps["name"]).to_numpy() if len(profile.steps) else slice(None)
+        if np.any(not_step):
+            ends.append(float(ops["end"].to_numpy()[not_step].max()))
+    ends += [float(t["end"].max()) for t in (profile.runtimes, profile.device) if len(t)]
+    return max(ends) if ends else None
+
+
 def _host_steps(profile) -> pd.DataFrame:
     table = profile.steps
     if len(table):
@@ -66,7 +82,15 @@ def _host_steps(profile) -> pd.DataFrame:
                 "host_end": table["end"].to_numpy(dtype=np.float64),
             }
         )
-        return host.sort_values(["host_start", "number"], kind="stable").reset_index(drop=True)
+        host = host.sort_values(["host_start", "number"], kind="stable").reset_index(drop=True)
+        # a step that never closed (the profiler stopped inside it) ends where the data ends
+        limit = data_end(profile)
+        if limit is not None:
+            host["host_end"] = np.maximum(host["host_start"], np.minimum(host["host_end"], limit))
+            empty = (host["host_end"] <= host["host_start"]).to_numpy()
+            if empty.any() and not empty.all():
+                host = host[~empty].reset_index(drop=True)
+        return host
     # fallback: one step over all host ranges (ops, runtime calls), else all device ranges
     for tables in ((profile.ops, profile.runtimes), (profile.device,)):
         ranges = [t for t in tables if len(t)]
