@@ -2,12 +2,12 @@
 // the window cache's tiles.
 import { describe, expect, it } from "vitest";
 import { itemId } from "../src/timeline/api";
-import { WindowCache, tileFor } from "../src/timeline/cache";
+import { type Entry, WindowCache, encodeTracks, tileFor } from "../src/timeline/cache";
 import { DecodeError, decodeWindow, encodeWindow } from "../src/timeline/decode";
-import { COUNTER_H, GROUP_H, ROW_H, TRACK_PAD, buildLayout, groupKey, rowAt, rowY, trackKey } from "../src/timeline/layout";
+import { COUNTER_H, GROUP_H, ROW_H, TRACK_PAD, buildLayout, groupKey, rowAt, rowY, trackKey, tracksIn } from "../src/timeline/layout";
 import { MIN_SPAN, centreOn, clampView, formatTick, formatTime, pan, tickStep, ticks, timeToX, unitFor, xToTime, zoomAt } from "../src/timeline/nav";
 import { boxName, colorOf, counterValueAt, fitText, isMixed, MEMCPY, MEMSET } from "../src/timeline/render";
-import { parseFind } from "../src/views/Trace";
+import { parseFind, timelineStatus } from "../src/views/Trace";
 
 const header = {
   start_us: 1000,
@@ -27,7 +27,8 @@ describe("binary window", () => {
       { start: 1700, dur: 1, row: 3, name: 0, count: 1, track: 65535, depth: 7, kind: 1 },
     ]);
     const w = decodeWindow(buf);
-    expect(w).toMatchObject({ start: 1000, end: 2000, px: 500, resolution: 2, count: 3, names: header.names, kinds: header.kinds });
+    expect(w).toMatchObject({ start: 1000, end: 2000, px: 500, resolution: 2, coarsened: false, count: 3, names: header.names, kinds: header.kinds });
+    expect(decodeWindow(encodeWindow({ ...header, coarsened: true }, [])).coarsened).toBe(true);
     expect([...w.startUs]).toEqual([1100.5, 1500, 1700]);
     expect([...w.durUs]).toEqual([0.25, 30, 1]);
     expect([...w.row]).toEqual([17, -1, 3]);
@@ -132,6 +133,15 @@ describe("layout", () => {
     expect(rowAt(l, 1)).toBeNull(); // a group header
     expect(l.lines.find((x) => x.key === "t:1")?.collapsible).toBe(false);
   });
+  it("lists the tracks in a band of the track area", () => {
+    const l = buildLayout(groups, tracks, new Set());
+    const h0 = 3 * ROW_H + TRACK_PAD;
+    expect(tracksIn(l, 0, 1)).toEqual([]); // the group header only
+    expect(tracksIn(l, 0, GROUP_H + 1)).toEqual([0]);
+    expect(tracksIn(l, GROUP_H + h0, GROUP_H + h0 + 1)).toEqual([1]);
+    expect(tracksIn(l, -100, l.height + 100)).toEqual([0, 1, 5, 9]);
+    expect(tracksIn(buildLayout(groups, tracks, new Set([groupKey("p:1")])), 0, l.height)).toEqual([5, 9]);
+  });
   it("collapses a track to its first row and a group to its header", () => {
     const l = buildLayout(groups, tracks, new Set([trackKey(0), groupKey("d:0")]));
     expect(l.tracks.get(0)?.rowsShown).toBe(1);
@@ -172,16 +182,61 @@ describe("window cache", () => {
     const c = new WindowCache(3);
     const win = (start: number, end: number, resolution: number) => ({ ...decodeWindow(encodeWindow({ start_us: start, end_us: end, resolution_us: resolution }, [])) });
     const tile = (key: string) => ({ key, level: 0, index: 0, t0: 0, t1: 0, px: 1 });
-    c.put({ tile: tile("coarse"), data: win(100, 2100, 10), error: null, controller: null });
-    c.put({ tile: tile("fine"), data: win(600, 900, 0.5), error: null, controller: null });
-    c.put({ tile: tile("pending"), data: null, error: null, controller: new AbortController() });
-    expect(c.best({ t0: 550, t1: 750 }, 100)?.tile.key).toBe("fine");
-    expect(c.best({ t0: 100, t1: 750 }, 100)?.tile.key).toBe("coarse");
+    const entry = (key: string, data: Entry["data"], controller: AbortController | null = null, tracks: number[] | null = null): Entry => ({
+      key,
+      tile: tile(key),
+      tracks: tracks && new Set(tracks),
+      data,
+      error: null,
+      controller,
+    });
+    c.put(entry("coarse", win(100, 2100, 10)));
+    c.put(entry("fine", win(600, 900, 0.5), null, [1]));
+    c.put(entry("pending", null, new AbortController()));
+    expect(c.best({ t0: 550, t1: 750 }, 100)?.key).toBe("fine");
+    expect(c.best({ t0: 100, t1: 750 }, 100)?.key).toBe("coarse");
+    // the answer holding the tracks on screen first
+    expect(c.best({ t0: 550, t1: 750 }, 100, [1, 2])?.key).toBe("coarse");
     c.abortOthers("fine");
     expect(c.get("pending")).toBeUndefined();
-    c.put({ tile: tile("a"), data: null, error: null, controller: null });
-    c.put({ tile: tile("b"), data: null, error: null, controller: null });
+    c.put(entry("a", null));
+    c.put(entry("b", null));
     expect(c.size).toBe(3);
+  });
+  it("writes track sets as ids and ranges", () => {
+    expect(encodeTracks([9, 0, 1, 2, 3, 4, 2, 7])).toBe("0-4,7,9");
+    expect(encodeTracks([5])).toBe("5");
+    expect(encodeTracks([])).toBe("");
+  });
+  it("serves a tile from an answer holding the tracks on screen, unless a smaller set could be finer", () => {
+    const c = new WindowCache(8);
+    const tile = { key: "8:1:2560", level: 8, index: 1, t0: 0, t1: 768, px: 7680 };
+    const answer = (coarsened: boolean) => decodeWindow(encodeWindow({ start_us: 0, end_us: 768, resolution_us: 0.1, coarsened }, []));
+    const put = (key: string, tracks: number[] | null, data: Entry["data"], controller: AbortController | null = null) => {
+      const e: Entry = { key, tile, tracks: tracks && new Set(tracks), data, error: null, controller };
+      c.put(e);
+      return e;
+    };
+    expect(c.find(tile.key, [0], null)).toBeUndefined();
+    const wide = put("wide", [0, 1, 2, 3, 4, 5], answer(false));
+    // scrolled or collapsed: the tracks on screen are still in the answer
+    expect(c.find(tile.key, [2, 3], new Set([1, 2, 3, 4]))).toBe(wide);
+    // scrolled past it: not served (another tile neither)
+    expect(c.find(tile.key, [5, 6], new Set([4, 5, 6, 7]))).toBeUndefined();
+    expect(c.find("9:0:2560", [2], null)).toBeUndefined();
+    // coarsened with more tracks than the next request would ask for: ask again (fewer may be finer)
+    const coarse = put("coarse", [0, 1, 2, 3, 4, 5, 6, 7, 8], answer(true));
+    c.delete(wide.key);
+    expect(c.find(tile.key, [7], new Set([6, 7, 8]))).toBeUndefined();
+    expect(c.find(tile.key, [7], new Set([0, 1, 2, 3, 4, 5, 6, 7, 8]))).toBe(coarse);
+    // a request on its way serves (no second request), a finished one wins over it
+    const pending = put("pending", [6, 7, 8], null, new AbortController());
+    expect(c.find(tile.key, [7], new Set([6, 7, 8]))).toBe(pending);
+    pending.data = answer(true);
+    pending.controller = null;
+    expect(c.find(tile.key, [7], new Set([6, 7, 8]))).toBe(pending);
+    // null: every track
+    expect(put("all", null, answer(false)) && c.find(tile.key, [42], new Set([42]))?.key).toBe("all");
   });
 });
 
@@ -215,5 +270,14 @@ describe("drawing helpers", () => {
     expect(parseFind("op:aten::mm")).toEqual({ kind: "op", name: "aten::mm" });
     expect(parseFind("aten::mm")).toEqual({ kind: "any", name: "aten::mm" });
     expect(parseFind(undefined)).toBeNull();
+  });
+});
+
+describe("status line", () => {
+  it("says when the server coarsened the drawn answer", () => {
+    expect(timelineStatus("ready", { resolution: 2, coarsened: false })).toBe("");
+    expect(timelineStatus("loading", null)).toBe("loading…");
+    expect(timelineStatus("ready", { resolution: 2, coarsened: true })).toMatch(/^coarsened: events under 2(\.0+)? µs merged/);
+    expect(timelineStatus("loading", { resolution: 2000, coarsened: true })).toMatch(/^loading… \(coarsened: events under 2(\.0+)? ms/);
   });
 });

@@ -236,6 +236,41 @@ def test_search_steps_through_matches(tb_gpu, page, rec):
     assert rec.errors == []
 
 
+def test_search_in_view(tb_gpu, page, rec):
+    tracks = _gpu_tracks(tb_gpu)
+    P = {"run": GPU_RUN, "worker": "worker0", "span": "1"}
+    _, everywhere = tb_gpu.get("timeline/search", **P, q="conv2d", limit=1)
+    # a window around a middle third of the profile
+    total = tracks["end_us"] - tracks["start_us"]
+    t0, t1 = total * 0.4, total * 0.45
+    open_trace(page, tb_gpu, **P, t0=f"{t0:.3f}", t1=f"{t1:.3f}")
+    page.check('[data-testid="timeline-search-in-view"]')
+    page.fill('[data-testid="timeline-search"]', "conv2d")
+    count = page.locator('[data-testid="timeline-search-count"]')
+    count.filter(has_text="in view").wait_for()
+    v = page.evaluate("window.__timeline.view()")
+    lo, hi = tracks["start_us"] + v["t0"], tracks["start_us"] + v["t1"]
+    _, inside = tb_gpu.get("timeline/search", **P, q="conv2d", limit=1, start_us=lo, end_us=hi)
+    assert 0 < inside["total"] < everywhere["total"]
+    assert count.inner_text() == f"{inside['total']:,} match{'es' if inside['total'] > 1 else ''} in view"
+    searches = [
+        parse_qs(urlparse(u).query) for u in rec.requests if urlparse(u).path.endswith("/timeline/search")
+    ]
+    assert float(searches[-1]["start_us"][0]) == pytest.approx(lo) and float(
+        searches[-1]["end_us"][0]
+    ) == pytest.approx(hi)
+    # the first match is inside the window searched
+    page.press('[data-testid="timeline-search"]', "Enter")
+    count.filter(has_text="1 of").wait_for()
+    first = inside["matches"][0]
+    assert lo <= first["start_us"] + first["dur_us"] and first["start_us"] <= hi
+    page.locator('[data-testid="timeline-details-name"]', has_text=first["name"]).wait_for()
+    # unticked: the whole profile again
+    page.uncheck('[data-testid="timeline-search-in-view"]')
+    count.filter(has_text=f"{everywhere['total']:,} matches").wait_for()
+    assert rec.errors == []
+
+
 def test_show_in_timeline_from_the_kernel_view(tb_gpu, page, rec):
     page.goto(app_url(tb_gpu, run=GPU_RUN, view="Kernel"))
     first = page.locator('[data-testid="kernel-table"] [role="cell"][data-col="name"]').first
@@ -318,11 +353,31 @@ def tb_dense(tmp_path_factory: pytest.TempPathFactory):
         yield tb
 
 
-def test_draws_100k_boxes_fast(tb_dense, page, rec):
+def window_requests(rec: Recorder) -> list[dict[str, list[str]]]:
+    return [parse_qs(urlparse(u).query) for u in rec.requests if urlparse(u).path.endswith("/timeline")]
+
+
+def track_ids(param: str) -> list[int]:
+    """The ``tracks=`` parameter (ids and ranges a-b) as ids."""
+    out = []
+    for part in param.split(","):
+        lo, _, hi = part.partition("-")
+        out += range(int(lo), int(hi or lo) + 1)
+    return out
+
+
+def test_asks_for_the_tracks_on_screen_and_draws_them_fast(tb_dense, page, rec):
     open_trace(page, tb_dense, run="dense")
+    _, tracks = tb_dense.get("timeline/tracks", run="dense", worker="w0")
+    events = {t["id"]: t.get("events", 0) for t in tracks["tracks"]}
+    # the overview strip asks for every track; the window for those on screen and a screen around them
+    asked = [track_ids(q["tracks"][0]) for q in window_requests(rec) if "tracks" in q]
+    assert asked and 20 < len(asked[-1]) < len(tracks["tracks"]) - 10, asked
+    assert any("tracks" not in q for q in window_requests(rec))
     stats = page.evaluate("window.__timeline.stats()")
-    assert stats["items"] >= 90_000, stats
+    assert stats["items"] == sum(events[t] for t in asked[-1]) >= 40_000, stats
     assert stats["boxes"] > 20_000, stats
+    assert page.locator('[data-testid="timeline-status"]').inner_text() == ""  # not coarsened
     # scroll through the tracks and time the frames (software rendering in headless chromium)
     box = page.locator(MAIN).bounding_box()
     page.mouse.move(box["x"] + 600, box["y"] + 200)
@@ -332,5 +387,15 @@ def test_draws_100k_boxes_fast(tb_dense, page, rec):
         page.wait_for_timeout(100)
         times.append(page.evaluate("window.__timeline.stats()")["ms"])
     assert sorted(times)[2] < 250, times
+    assert distinct_colours(page) > 10
+    # to the last tracks: they are asked for (without the first ones) and drawn
+    for _ in range(10):
+        page.mouse.wheel(0, 400)
+    page.wait_for_timeout(300)
+    page.wait_for_selector(READY)
+    last = max(t["id"] for t in tracks["tracks"] if t["kind"] == "thread")
+    later = [track_ids(q["tracks"][0]) for q in window_requests(rec) if "tracks" in q]
+    assert last not in later[0] and last in later[-1] and 0 not in later[-1], later
+    assert page.evaluate(f"window.__timeline.labelY('t:{last}')") is not None
     assert distinct_colours(page) > 10
     assert rec.errors == []

@@ -100,6 +100,8 @@ export interface TlWindow {
   end: number;
   px: number;
   resolution: number;
+  /** the server coarsened `resolution` beyond (end − start) / px to stay under its cap on items */
+  coarsened: boolean;
   count: number;
   names: string[];
   kinds: string[];
@@ -127,6 +129,7 @@ export function readWindowJson(d: unknown): TlWindow {
     end: num(d, "end_us") ?? 0,
     px: num(d, "px") ?? 0,
     resolution: num(d, "resolution_us") ?? 0,
+    coarsened: get(d, "coarsened") === true,
     count: n,
     names,
     kinds,

@@ -2,6 +2,11 @@
 // with the visible span ≤ W, and the window fetched covers three tiles around the view, at a resolution
 // fixed by the level (so small pans and zooms within a level re-use the answer). Answers are kept in an
 // LRU; while a finer answer is on its way the best cached answer covering the view is drawn.
+//
+// Only the tracks on screen (and a margin around them) are asked for: an entry remembers its track set,
+// and an answer for a tile serves any later view of that tile whose visible tracks it holds (scrolling
+// within the margin, collapsing a group) unless the server had to coarsen it and a smaller track set
+// could get a finer one.
 
 import type { Range } from "./nav";
 import type { TlWindow } from "./api";
@@ -44,8 +49,25 @@ export function tileFor(v: Range, width: number, total: number): Tile {
   return { key: `${level}:${index}:${pxPerTile}`, level, index, t0, t1, px };
 }
 
+/** Track ids as the `tracks=` parameter: ascending, runs of consecutive ids written as ranges ("0-4,9"). */
+export function encodeTracks(ids: Iterable<number>): string {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  const parts: string[] = [];
+  for (let i = 0; i < sorted.length; ) {
+    let j = i;
+    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
+    parts.push(j > i ? `${sorted[i]}-${sorted[j]}` : `${sorted[i]}`);
+    i = j + 1;
+  }
+  return parts.join(",");
+}
+
 export interface Entry {
+  /** tile key and track set */
+  key: string;
   tile: Tile;
+  /** the tracks asked for; null: every track */
+  tracks: ReadonlySet<number> | null;
   data: TlWindow | null;
   error: Error | null;
   controller: AbortController | null;
@@ -64,9 +86,29 @@ export class WindowCache {
     return e;
   }
 
+  /** The entry that serves tile `tileKey` for the tracks `need` (on screen) when the next request
+   * would ask for `want` (⊇ need): a loaded answer holding every track of `need` (a coarsened one only
+   * when it holds no more tracks than `want`: fewer could not be finer), else one on its way, else a
+   * failed one (its error stays until the view changes tile). */
+  find(tileKey: string, need: readonly number[], want: ReadonlySet<number> | null): Entry | undefined {
+    let pending: Entry | undefined;
+    let failed: Entry | undefined;
+    for (const e of this.map.values()) {
+      if (e.tile.key !== tileKey || !holds(e.tracks, need)) continue;
+      if (e.data) {
+        const wantSize = want ? want.size : Infinity;
+        const size = e.tracks ? e.tracks.size : Infinity;
+        if (!e.data.coarsened || size <= wantSize) return this.get(e.key);
+      } else if (e.controller) pending ??= e;
+      else if (e.error) failed ??= e;
+    }
+    const e = pending ?? failed;
+    return e ? this.get(e.key) : undefined;
+  }
+
   put(e: Entry): void {
-    this.map.delete(e.tile.key);
-    this.map.set(e.tile.key, e);
+    this.map.delete(e.key);
+    this.map.set(e.key, e);
     while (this.map.size > this.limit) {
       const oldest = this.map.keys().next().value;
       if (oldest === undefined) break;
@@ -89,8 +131,9 @@ export class WindowCache {
     }
   }
 
-  /** The loaded answer to draw for a view: the finest one covering it, else the one overlapping most. */
-  best(v: Range, base: number): Entry | null {
+  /** The loaded answer to draw for a view: the finest one covering it (holding the tracks `need`
+   * first), else the one overlapping most. */
+  best(v: Range, base: number, need: readonly number[] = []): Entry | null {
     let best: Entry | null = null;
     let bestScore = -Infinity;
     for (const e of this.map.values()) {
@@ -101,7 +144,8 @@ export class WindowCache {
       if (overlap <= 0) continue;
       const covers = a <= v.t0 && b >= v.t1;
       // covering answers first, then finer resolution; partial ones by overlap
-      const score = covers ? 1e12 - Math.log2(Math.max(e.data.resolution, 1e-9)) : overlap / (v.t1 - v.t0);
+      let score = covers ? 1e12 - Math.log2(Math.max(e.data.resolution, 1e-9)) : overlap / (v.t1 - v.t0);
+      if (holds(e.tracks, need)) score += 1e13;
       if (score > bestScore) {
         bestScore = score;
         best = e;
@@ -118,4 +162,8 @@ export class WindowCache {
   get size(): number {
     return this.map.size;
   }
+}
+
+function holds(tracks: ReadonlySet<number> | null, need: readonly number[]): boolean {
+  return tracks === null || need.every((t) => tracks.has(t));
 }

@@ -4,8 +4,8 @@
 // changes through the callbacks.
 
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
-import { type Entry, WindowCache, tileFor } from "./cache";
-import { type Layout, ROW_H, buildLayout, groupKey, lineAt, rowAt, toggle, trackKey } from "./layout";
+import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
+import { type Layout, ROW_H, buildLayout, groupKey, lineAt, rowAt, toggle, trackKey, tracksIn } from "./layout";
 import { type Range, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
 import {
   AXIS_H,
@@ -27,14 +27,21 @@ import {
 export const LABEL_W = 210;
 const MINIMAP_H = 44;
 
-export type FetchWindow = (startAbs: number, endAbs: number, px: number, signal: AbortSignal) => Promise<TlWindow>;
+/** `tracks`: the `tracks=` parameter (docs/api.md), null for every track */
+export type FetchWindow = (startAbs: number, endAbs: number, px: number, tracks: string | null, signal: AbortSignal) => Promise<TlWindow>;
+
+/** What the drawn answer is: its resolution (µs per box at least) and whether the server coarsened it. */
+export interface Detail {
+  resolution: number;
+  coarsened: boolean;
+}
 
 export interface Callbacks {
   onView(v: Range): void;
   /** a click on an event (id) or on nothing (null) */
   onSelect(id: string | null, place: TlPlace | null): void;
   onRange(r: Range | null): void;
-  onState(state: "loading" | "ready", error: Error | null): void;
+  onState(state: "loading" | "ready", error: Error | null, detail: Detail | null): void;
 }
 
 export interface Elements {
@@ -91,8 +98,9 @@ export class TimelineController {
   private error: Error | null = null;
   private readonly cleanup: (() => void)[] = [];
   private lastState = "";
-  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing */
-  stats = { items: 0, boxes: 0, ms: 0 };
+  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; and the
+   * number of frames drawn so far */
+  stats = { items: 0, boxes: 0, ms: 0, frames: 0 };
 
   constructor(
     readonly tracks: TlTracks,
@@ -301,17 +309,31 @@ export class TimelineController {
 
   // ---- data ----
 
-  private ensureData(): Entry | undefined {
+  /** Tracks on screen, and those within one screen height of it (what a request asks for). */
+  private wantedTracks(): { need: number[]; want: number[] } {
+    const top = this.scrollY;
+    const bottom = this.scrollY + this.mainH;
+    return { need: tracksIn(this.layout, top, bottom), want: tracksIn(this.layout, top - this.mainH, bottom + this.mainH) };
+  }
+
+  private ensureData(need: number[], want: number[]): Entry | undefined {
     const tile = tileFor(this.view, this.areaW, this.total);
-    let e = this.cache.get(tile.key);
-    this.cache.abortOthers(tile.key);
-    if (!e || (e.error && !e.controller)) {
-      if (e?.error) return e; // failed: keep showing the error until the view changes tile
+    const all = want.length >= this.tracks.tracks.length;
+    const wantSet = all ? null : new Set(want);
+    let e = this.cache.find(tile.key, need, wantSet);
+    if (!e) {
+      const param = all ? null : encodeTracks(want);
       const controller = new AbortController();
-      const entry: Entry = { tile, data: null, error: null, controller };
+      const entry: Entry = { key: `${tile.key}|${param ?? "*"}`, tile, tracks: wantSet, data: null, error: null, controller };
       this.cache.put(entry);
       e = entry;
-      this.fetchWindow(this.base + tile.t0, this.base + tile.t1, tile.px, controller.signal).then(
+      if (!want.length) {
+        // nothing on screen to ask for (every group collapsed): an empty answer
+        entry.controller = null;
+        entry.data = emptyWindow(this.base + tile.t0, this.base + tile.t1, tile.px);
+        return entry;
+      }
+      this.fetchWindow(this.base + tile.t0, this.base + tile.t1, tile.px, param, controller.signal).then(
         (data) => {
           entry.data = data;
           entry.controller = null;
@@ -327,6 +349,7 @@ export class TimelineController {
         },
       );
     }
+    this.cache.abortOthers(e.key);
     return e;
   }
 
@@ -335,7 +358,7 @@ export class TimelineController {
     const ctl = new AbortController();
     this.minimapCtl = ctl;
     const px = Math.min(4000, Math.max(200, Math.ceil(this.areaW / 256) * 256));
-    this.fetchWindow(this.base, this.base + this.total, px, ctl.signal).then(
+    this.fetchWindow(this.base, this.base + this.total, px, null, ctl.signal).then(
       (w) => {
         this.minimapData = w;
         this.redraw();
@@ -356,21 +379,24 @@ export class TimelineController {
 
   private draw(): void {
     const began = performance.now();
-    const entry = this.ensureData();
-    const best = entry?.data ? entry : this.cache.best(this.view, this.base);
+    const { need, want } = this.wantedTracks();
+    const entry = this.ensureData(need, want);
+    const best = entry?.data ? entry : this.cache.best(this.view, this.base, need);
     this.drawn = best?.data ?? null;
     const boxes = this.drawMain();
     this.drawRulerCanvas();
     this.drawMinimap();
-    this.stats = { items: this.drawn?.count ?? 0, boxes, ms: performance.now() - began };
+    this.stats = { items: this.drawn?.count ?? 0, boxes, ms: performance.now() - began, frames: this.stats.frames + 1 };
     const ready = !!entry?.data && this.drawn === entry.data;
     const state = ready ? "ready" : "loading";
     const err = entry?.error ?? null;
-    const sig = `${state}|${err?.message ?? ""}`;
+    const detail = this.drawn ? { resolution: this.drawn.resolution, coarsened: this.drawn.coarsened } : null;
+    const sig = `${state}|${err?.message ?? ""}|${detail?.coarsened ?? ""}|${detail?.resolution ?? ""}`;
     this.el.root.dataset.state = state;
+    this.el.root.dataset.coarsened = detail?.coarsened ? "true" : "false";
     if (sig !== this.lastState) {
       this.lastState = sig;
-      this.cb.onState(state, err);
+      this.cb.onState(state, err, detail);
     }
   }
 
@@ -787,6 +813,28 @@ export class TimelineController {
   private hideTooltip(): void {
     this.el.tooltip.style.display = "none";
   }
+}
+
+function emptyWindow(start: number, end: number, px: number): TlWindow {
+  return {
+    start,
+    end,
+    px,
+    resolution: (end - start) / px,
+    coarsened: false,
+    count: 0,
+    names: [],
+    kinds: [],
+    counters: new Map(),
+    startUs: new Float64Array(0),
+    durUs: new Float32Array(0),
+    row: new Int32Array(0),
+    name: new Uint32Array(0),
+    cnt: new Uint32Array(0),
+    track: new Uint16Array(0),
+    depth: new Uint16Array(0),
+    kind: new Uint8Array(0),
+  };
 }
 
 function fmtValue(v: number, unit: string): string {

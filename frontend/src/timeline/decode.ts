@@ -2,7 +2,7 @@
 // (8 + H a multiple of 8) · n values of each column. Every column is a typed array over the answer's
 // own buffer: decoding costs the header's JSON.parse and nothing per event.
 
-import { arr, num } from "../lib/pick";
+import { arr, get, num } from "../lib/pick";
 import { type TlWindow, readCounters } from "./api";
 
 export const MAGIC = "TLW1";
@@ -34,6 +34,7 @@ export function decodeWindow(buf: ArrayBuffer): TlWindow {
     end: num(header, "end_us") ?? 0,
     px: num(header, "px") ?? 0,
     resolution: num(header, "resolution_us") ?? 0,
+    coarsened: get(header, "coarsened") === true,
     count: n,
     names: arr(header, "names").map(String),
     kinds: arr(header, "kinds").map(String),

@@ -113,3 +113,12 @@ export function toggle(set: ReadonlySet<string>, key: string): Set<string> {
   else next.add(key);
   return next;
 }
+
+/** Ids of the tracks whose lines overlap [y0, y1) (track-area pixels), in layout order. */
+export function tracksIn(layout: Layout, y0: number, y1: number): number[] {
+  const out: number[] = [];
+  for (const l of layout.lines) {
+    if (l.kind === "track" && l.place && l.y < y1 && l.y + l.h > y0) out.push(l.place.track.id);
+  }
+  return out;
+}

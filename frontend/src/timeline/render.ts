@@ -57,6 +57,32 @@ function cssVar(style: CSSStyleDeclaration, name: string, fallback: string): str
   return style.getPropertyValue(name).trim() || fallback;
 }
 
+/** A 6×6 repeating pattern of diagonal stripes over `background` (transparent when null); null where
+ * there is no DOM (unit tests). */
+function stripes(background: string | null, stroke: string): CanvasPattern | null {
+  if (typeof document === "undefined") return null;
+  const c = document.createElement("canvas");
+  c.width = 6;
+  c.height = 6;
+  const g = c.getContext("2d");
+  if (!g) return null;
+  if (background) {
+    g.fillStyle = background;
+    g.fillRect(0, 0, 6, 6);
+  }
+  g.strokeStyle = stroke;
+  g.lineWidth = 1.5;
+  g.beginPath();
+  g.moveTo(0, 6);
+  g.lineTo(6, 0);
+  g.moveTo(-1, 1);
+  g.lineTo(1, -1);
+  g.moveTo(5, 7);
+  g.lineTo(7, 5);
+  g.stroke();
+  return g.createPattern(c, "repeat");
+}
+
 export function makePalette(dark: boolean, style: CSSStyleDeclaration | null): Palette {
   const v = (n: string, f: string) => (style ? cssVar(style, n, f) : f);
   // hues spread over the circle, skipping the greens that mark memcpy/memset
@@ -65,48 +91,8 @@ export function makePalette(dark: boolean, style: CSSStyleDeclaration | null): P
     const h = hue >= 85 && hue <= 150 ? (hue + 70) % 360 : hue;
     return dark ? `hsl(${h.toFixed(0)} 42% 40%)` : `hsl(${h.toFixed(0)} 62% 76%)`;
   });
-  let merged: CanvasPattern | string = dark ? "#55595f" : "#b8bec6";
-  if (typeof document !== "undefined") {
-    const c = document.createElement("canvas");
-    c.width = 6;
-    c.height = 6;
-    const g = c.getContext("2d");
-    if (g) {
-      g.fillStyle = dark ? "#3c4046" : "#cfd4da";
-      g.fillRect(0, 0, 6, 6);
-      g.strokeStyle = dark ? "#6b7078" : "#98a0a9";
-      g.lineWidth = 1.5;
-      g.beginPath();
-      g.moveTo(0, 6);
-      g.lineTo(6, 0);
-      g.moveTo(-1, 1);
-      g.lineTo(1, -1);
-      g.moveTo(5, 7);
-      g.lineTo(7, 5);
-      g.stroke();
-      merged = g.createPattern(c, "repeat") ?? merged;
-    }
-  }
-  let hatch: CanvasPattern | string = "rgba(0,0,0,0)";
-  if (typeof document !== "undefined") {
-    const c = document.createElement("canvas");
-    c.width = 6;
-    c.height = 6;
-    const g = c.getContext("2d");
-    if (g) {
-      g.strokeStyle = dark ? "rgba(0,0,0,0.45)" : "rgba(255,255,255,0.7)";
-      g.lineWidth = 1.5;
-      g.beginPath();
-      g.moveTo(0, 6);
-      g.lineTo(6, 0);
-      g.moveTo(-1, 1);
-      g.lineTo(1, -1);
-      g.moveTo(5, 7);
-      g.lineTo(7, 5);
-      g.stroke();
-      hatch = g.createPattern(c, "repeat") ?? hatch;
-    }
-  }
+  const merged = stripes(dark ? "#3c4046" : "#cfd4da", dark ? "#6b7078" : "#98a0a9") ?? (dark ? "#55595f" : "#b8bec6");
+  const hatch = stripes(null, dark ? "rgba(0,0,0,0.45)" : "rgba(255,255,255,0.7)") ?? "rgba(0,0,0,0)";
   return {
     dark,
     bg: v("--bg", dark ? "#1e1f22" : "#ffffff"),

@@ -19,7 +19,7 @@ import {
   readSearch,
   readTracks,
 } from "../timeline/api";
-import { TimelineController } from "../timeline/controller";
+import { type Detail, TimelineController } from "../timeline/controller";
 import { decodeWindow } from "../timeline/decode";
 import { type Range, formatTime } from "../timeline/nav";
 import { type ViewProps, profileParams } from "./types";
@@ -43,8 +43,8 @@ export interface TimelineHook {
   /** client y of a label line: "g:<group id>" or "t:<track id>" (click at a small x to toggle it) */
   labelY(key: string): number | null;
   view(): Range;
-  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing */
-  stats(): { items: number; boxes: number; ms: number };
+  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn */
+  stats(): { items: number; boxes: number; ms: number; frames: number };
 }
 
 declare global {
@@ -104,11 +104,14 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   const [selId, setSelId] = useState<string | null>(p.state.sel ?? null);
   const [range, setRange] = useState<Range | null>(null);
   const [rangeMode, setRangeMode] = useState(false);
-  const [status, setStatus] = useState<{ state: string; error: Error | null }>({ state: "loading", error: null });
+  const [status, setStatus] = useState<{ state: string; error: Error | null; detail: Detail | null }>({ state: "loading", error: null, detail: null });
   const [query, setQuery] = useState("");
   const [found, setFound] = useState<{ answer: TlSearch | null; error: Error | null; busy: boolean }>({ answer: null, error: null, busy: false });
   const [k, setK] = useState(-1);
   const [highlightAll, setHighlightAll] = useState(false);
+  /** "In view": the search is limited to the window shown when the query or the box last changed */
+  const [inView, setInView] = useState(false);
+  const [searchRange, setSearchRange] = useState<Range | null>(null);
   const [findError, setFindError] = useState<string>("");
   /** reveal the selected event once its details arrive (a link from elsewhere, not a click on it) */
   const revealNext = useRef<boolean>(!!p.state.sel && !p.state.t0);
@@ -130,8 +133,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     const t1 = Number(p.state.t1);
     const initial = p.state.t0 !== undefined && p.state.t1 !== undefined && Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0 ? { t0, t1 } : null;
     let timer = 0;
-    const fetchWindow = async (start: number, end: number, px: number, signal: AbortSignal) => {
-      const url = p.api.url("timeline", { ...base, start_us: start, end_us: end, px, format: "bin" });
+    const fetchWindow = async (start: number, end: number, px: number, trackIds: string | null, signal: AbortSignal) => {
+      const url = p.api.url("timeline", { ...base, start_us: start, end_us: end, px, tracks: trackIds, format: "bin" });
       const res = await fetch(url, { signal });
       if (!res.ok) {
         const text = await res.text();
@@ -157,7 +160,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         },
         onSelect: (id) => select(id),
         onRange: (r) => setRange(r),
-        onState: (state, error) => setStatus({ state, error }),
+        onState: (state, error, detail) => setStatus({ state, error, detail }),
       },
       document.documentElement.dataset.theme === "dark",
       initial,
@@ -244,8 +247,9 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     }
     const ctl = new AbortController();
     setFound((f) => ({ ...f, busy: true }));
+    const within = inView && searchRange ? { start_us: tracks.start + searchRange.t0, end_us: tracks.start + searchRange.t1 } : {};
     const timer = window.setTimeout(() => {
-      p.api.get<unknown>("timeline/search", { ...base, q, limit: 10000 }, ctl.signal).then(
+      p.api.get<unknown>("timeline/search", { ...base, q, limit: 10000, ...within }, ctl.signal).then(
         (d) => setFound({ answer: readSearch(d), error: null, busy: false }),
         (e: unknown) => {
           if (!ctl.signal.aborted) setFound({ answer: null, error: e instanceof Error ? e : new Error(String(e)), busy: false });
@@ -256,7 +260,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       window.clearTimeout(timer);
       ctl.abort();
     };
-  }, [query]);
+  }, [query, inView, searchRange]);
 
   const matches = found.answer?.matches ?? [];
   const currentMatch = k >= 0 ? (matches[k] ?? null) : null;
@@ -291,7 +295,9 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     const total = found.answer.total;
     countText = total === 0 ? "no matches" : k >= 0 ? `${formatCount(k + 1)} of ${formatCount(total)}` : `${formatCount(total)} match${total === 1 ? "" : "es"}`;
     if (found.answer.truncated) countText += ` (first ${formatCount(matches.length)} reachable)`;
+    if (inView && searchRange) countText += " in view";
   }
+  const statusText = timelineStatus(status.state, status.detail);
 
   return (
     <div className="trace-view">
@@ -306,7 +312,10 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
           value={query}
           data-testid="timeline-search"
           aria-label="Search events"
-          onChange={(e) => setQuery(e.target.value)}
+          onChange={(e) => {
+            setQuery(e.target.value);
+            if (inView && ctlRef.current) setSearchRange(ctlRef.current.view);
+          }}
           onKeyDown={(e) => {
             if (e.key === "Enter") {
               e.preventDefault();
@@ -323,6 +332,18 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         <span className="muted" data-testid="timeline-search-count">
           {countText}
         </span>
+        <label className="tl-check" title="Search only the events overlapping the window shown (as it was when you typed or ticked this)">
+          <input
+            type="checkbox"
+            checked={inView}
+            data-testid="timeline-search-in-view"
+            onChange={(e) => {
+              setInView(e.target.checked);
+              setSearchRange(e.target.checked && ctlRef.current ? ctlRef.current.view : null);
+            }}
+          />{" "}
+          In view
+        </label>
         <label className="tl-check">
           <input type="checkbox" checked={highlightAll} onChange={(e) => setHighlightAll(e.target.checked)} data-testid="timeline-highlight" /> Highlight all
         </label>
@@ -335,7 +356,13 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
             {formatCount(tracks.moved)} events moved to extra lanes
           </span>
         )}
-        <span className="muted tl-status">{status.state === "loading" ? "loading…" : ""}</span>
+        <span
+          className="muted tl-status"
+          data-testid="timeline-status"
+          title={status.detail?.coarsened ? "The answer for this window reached the server's cap of 100,000 boxes, so neighbouring events were merged at a coarser resolution than the screen's. Zoom in (or collapse groups) for every event." : undefined}
+        >
+          {statusText}
+        </span>
         {exportLink}
       </div>
       {findError && <div className="warn">{findError}</div>}
@@ -395,6 +422,13 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       </div>
     </div>
   );
+}
+
+/** The status line: loading, or the drawn answer's resolution when the server had to coarsen it. */
+export function timelineStatus(state: string, detail: Detail | null): string {
+  const coarse = detail?.coarsened ? `coarsened: events under ${formatTime(detail.resolution)} merged (box cap) — zoom in for every event` : "";
+  if (state === "loading") return coarse ? `loading… (${coarse})` : "loading…";
+  return coarse;
 }
 
 function Details({
