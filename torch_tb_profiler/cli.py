@@ -17,7 +17,9 @@ from typing import Any
 
 from torch_tb_profiler import cli_compare
 from torch_tb_profiler.analysis.summary import DEFAULT_TOP, failed_summary, profile_summary
+from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.ingest.discovery import TraceFile, group_files, parse_name
+from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.storage import FileInfo, Location, file_info, local_copy, resolve, walk_files
 from torch_tb_profiler.report import render_text
 
@@ -52,8 +54,24 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--span", help="only this span (1..n)")
     s.add_argument("--top", type=_non_negative, default=DEFAULT_TOP, help="operators and kernels to list")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    s.add_argument(
+        "--limit",
+        action="append",
+        type=_limit,
+        default=[],
+        metavar="NAME=VALUE",
+        help=f"change a limit on what one trace may cost (repeatable; NAME one of {', '.join(limits.LIMITS)})",
+    )
     cli_compare.add_parser(sub)
     return parser
+
+
+def _limit(text: str) -> str:
+    try:
+        limits.set_from_flag(text)  # sets the environment: the helper process inherits it
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def find_traces(path: str) -> tuple[Location, list[TraceFile]]:
@@ -122,13 +140,20 @@ def summarise(
     two_cores = (os.cpu_count() or 1) >= 2  # a big file's tail goes to a second process
     try:
         for f in files:
+            if f.info.problem:  # a FIFO, a device, a broken symlink: never opened
+                out.append(
+                    failed_summary(f.run, f.worker, f.span, f"{display(f.info.path)}: {f.info.problem}")
+                )
+                continue
             try:
                 local = local_copy(loc, f.info)
                 profile = load_split(
                     local, helper.submit if two_cores else None, run=f.run, worker=f.worker, span=f.span
                 )
             except Exception as exc:  # a broken file is reported, never fatal
-                out.append(failed_summary(f.run, f.worker, f.span, f"cannot load {f.info.path}: {exc}"))
+                out.append(
+                    failed_summary(f.run, f.worker, f.span, f"cannot load {display(f.info.path)}: {exc}")
+                )
                 continue
             out.append(profile_summary(profile, top))
             if comm is not None and group_size[(f.run, f.span)] > 1:

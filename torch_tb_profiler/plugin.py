@@ -19,6 +19,7 @@ from typing import Any
 from tensorboard.plugins import base_plugin
 from werkzeug.wrappers import Request, Response
 
+from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.ingest.errors import Ambiguous, LookupFailed
 from torch_tb_profiler.ingest.loading import DEFAULT_INTERVAL_S, RunStore
 from torch_tb_profiler.ingest.persist import INDEX_DIR_ENV, IndexUnavailable, open_store
@@ -88,8 +89,8 @@ def static_app(root: Path) -> Callable[..., Any]:
     def app(request: Request) -> Response:
         rel = request.path.split(f"/{PLUGIN_NAME}/", 1)[-1] or "index.html"
         rel = posixpath.normpath(rel).lstrip("/")
-        target = (root / rel).resolve()
-        if rel.startswith("..") or root.resolve() not in target.parents or not target.is_file():
+        target = _static_target(root, rel)
+        if target is None:
             if rel == "index.html":
                 return Response(_FALLBACK_PAGE, mimetype="text/html", headers=_html_headers())
             return error_response(404, f"no such file: {rel}")
@@ -100,6 +101,20 @@ def static_app(root: Path) -> Callable[..., Any]:
         return Response(target.read_bytes(), mimetype=mimetype, headers=headers)
 
     return app
+
+
+def _static_target(root: Path, rel: str) -> Path | None:
+    """The bundle file a request names, or None: outside the bundle, missing, or not a valid path at all
+    (a NUL byte or a name too long make the OS refuse it: that is a 404, not a 500)."""
+    if rel.startswith("..") or any(ord(c) < 32 for c in rel):
+        return None
+    try:
+        target = (root / rel).resolve()
+        if root.resolve() not in target.parents or not target.is_file():
+            return None
+    except (OSError, ValueError):
+        return None
+    return target
 
 
 def _html_headers() -> dict[str, str]:
@@ -182,6 +197,14 @@ class TorchProfilerLoader(base_plugin.TBLoader):
             help=f"JSON object of fsspec storage options for a cloud logdir (env {ENV_STORAGE_OPTIONS})",
         )
         group.add_argument(
+            "--profiler_limit",
+            action="append",
+            default=None,
+            metavar="NAME=VALUE",
+            help="change a limit on what one trace may cost (repeatable; NAME one of "
+            f"{', '.join(limits.LIMITS)}; VALUE a number, sizes may end in k/M/G; see docs/security.md)",
+        )
+        group.add_argument(
             "--profiler_index_dir",
             type=str,
             default=None,
@@ -205,6 +228,11 @@ class TorchProfilerLoader(base_plugin.TBLoader):
                 open_store(index_dir)
             except IndexUnavailable as e:
                 raise base_plugin.FlagsError(f"--profiler_index_dir: {e}") from None
+        for assignment in getattr(flags, "profiler_limit", None) or []:
+            try:
+                limits.set_from_flag(assignment)  # sets the environment: pool processes inherit it
+            except ValueError as e:
+                raise base_plugin.FlagsError(f"--profiler_limit: {e}") from None
         interval = getattr(flags, "profiler_scan_interval", None)
         if interval is not None and interval <= 0:
             raise base_plugin.FlagsError("--profiler_scan_interval must be positive")

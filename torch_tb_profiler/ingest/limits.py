@@ -100,7 +100,7 @@ def set_from_flag(assignment: str) -> None:
 
 def how_to_raise(name: str) -> str:
     limit = LIMITS[name]
-    return f"raise with {limit.env}=<value> or --profiler_limit {name}=<value>"
+    return f"raise with {limit.env}=<value> or the flag --profiler_limit (CLI: --limit) {name}=<value>"
 
 
 def human(n: float) -> str:

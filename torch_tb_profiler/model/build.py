@@ -81,9 +81,60 @@ def profile_from_tables(
     )
 
 
+def _device_properties(props: Any, warnings: list[str]) -> list[dict[str, Any]]:
+    """``deviceProperties`` as the analyses may read it: a list of dicts whose ``name`` is a string and
+    whose other values are finite numbers (ids and counts whole numbers within int64); any other value
+    is dropped with a warning naming the entry and the key."""
+    if not isinstance(props, list):
+        warnings.append(f"deviceProperties is {type(props).__name__}, not a list: ignored")
+        return []
+    out = []
+    for i, entry in enumerate(props):
+        if not isinstance(entry, dict):
+            warnings.append(f"deviceProperties[{i}] is {type(entry).__name__}, not an object: ignored")
+            continue
+        clean: dict[str, Any] = {}
+        for key, value in entry.items():
+            if _valid_property(key, value):
+                clean[key] = value
+            else:
+                shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+                warnings.append(f"deviceProperties[{i}].{key} = {shown} is not a valid value: ignored")
+        out.append(clean)
+    return out
+
+
+_WHOLE_KEYS = frozenset(("id", "totalGlobalMem", "computeMajor", "computeMinor", "numSms"))
+_NUMBER_KEYS = frozenset(
+    (
+        "maxThreadsPerBlock",
+        "maxThreadsPerMultiprocessor",
+        "regsPerBlock",
+        "regsPerMultiprocessor",
+        "warpSize",
+        "sharedMemPerBlock",
+        "sharedMemPerMultiprocessor",
+        "sharedMemPerBlockOptin",
+    )
+)
+
+
+def _valid_property(key: str, value: Any) -> bool:
+    """Keys the analyses read must hold what they expect; others pass as they are."""
+    if key == "name":
+        return isinstance(value, str)
+    whole = isinstance(value, int) and not isinstance(value, bool) and -(2**63) <= value < 2**63
+    if key in _WHOLE_KEYS:
+        return whole
+    if key in _NUMBER_KEYS:
+        return whole or (isinstance(value, float) and bool(np.isfinite(value)))
+    return True
+
+
 def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: int) -> TraceMeta:
     top = dict(top)
-    props = top.pop("deviceProperties", None) or []
+    warnings = list(repairs)
+    props = _device_properties(top.pop("deviceProperties", None) or [], warnings)
     legacy = top.pop("computeProperties", None) or []
     if not props and legacy:  # a 2021 fixture spelling
         props = [
@@ -98,10 +149,11 @@ def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: 
             for i, p in enumerate(legacy)
             if isinstance(p, dict)
         ]
+        props = _device_properties(props, warnings)
     dist = top.pop("distributedInfo", None)
     base = top.pop("baseTimeNanoseconds", None)
     return TraceMeta(
-        device_properties=[p for p in props if isinstance(p, dict)],
+        device_properties=props,
         distributed_info=dist if isinstance(dist, dict) else None,
         schema_version=top.pop("schemaVersion", None),
         base_time_ns=int(base) if isinstance(base, (int, float)) else None,
@@ -111,7 +163,7 @@ def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: 
         top_level=top,
         counts=tables.counts,
         unknown_categories=tables.unknown_categories,
-        warnings=list(repairs),
+        warnings=warnings,
         process_names=tables.process_names,
         thread_names=tables.thread_names,
         profiler_spans=tables.scaffold,
