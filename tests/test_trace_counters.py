@@ -16,6 +16,7 @@ from tests.fixtures.tensorboard_server import PREFIX, tensorboard
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis.trace_counters import bucket_size, counter_events
 from torch_tb_profiler.ingest.loading import load_profile
+from torch_tb_profiler.ingest.private_dir import fingerprint
 from torch_tb_profiler.views.trace import _spliced, cached_trace, with_counters
 
 
@@ -149,9 +150,10 @@ def test_cached_answer_is_reused_and_follows_changes(tmp_path: Path, monkeypatch
     source = tmp_path / "w.pt.trace.json"
     source.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "a"}]}))
     counters = [{"ph": "C", "name": "c", "pid": 0, "ts": 1, "args": {"v": 1}}]
-    first = cached_trace(str(source), lambda: counters)
-    assert cached_trace(str(source), lambda: pytest.fail("recomputed")) == first  # same answer file
+    first = cached_trace(str(source), fingerprint(str(source)), lambda: counters)
+    again = cached_trace(str(source), fingerprint(str(source)), lambda: pytest.fail("recomputed"))
+    assert again == first  # same answer file
     source.write_text(json.dumps({"traceEvents": [{"ph": "X", "name": "b"}, {"ph": "X", "name": "c"}]}))
-    second = cached_trace(str(source), lambda: counters)
+    second = cached_trace(str(source), fingerprint(str(source)), lambda: counters)
     assert second != first
     assert len(json.loads(gzip.decompress(second.read_bytes()))["traceEvents"]) == 3

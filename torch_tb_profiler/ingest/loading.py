@@ -28,15 +28,19 @@ from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.parse import load_job, load_profile, warm_up
 from torch_tb_profiler.ingest.parse_split import head_job, new_jobdir, tail_job, tail_start
 from torch_tb_profiler.ingest.persist import IndexStore
+from torch_tb_profiler.ingest.private_dir import fingerprint
 from torch_tb_profiler.ingest.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.trace import chunks
+from torch_tb_profiler.trace.decode import TraceDecodeError
 
 __all__ = ["RunStore", "load_profile"]  # load_profile (parse.py): the one-file entry point, re-exported
 
 log = logging.getLogger(__name__)
 
 DEFAULT_INTERVAL_S = 5.0
+# keys of Profile.cache: the fingerprint (private_dir.fingerprint) and local path of the file it was parsed from
+SOURCE_FINGERPRINT, SOURCE_LOCAL = "source.fingerprint", "source.local"
 
 
 @dataclass
@@ -199,9 +203,17 @@ class RunStore:
                 if indexed is not None:
                     outcome: Profile | str = indexed
                 else:
-                    outcome = self._parse(local_copy(self.location, f.info))
+                    local = local_copy(self.location, f.info)
+                    identity = fingerprint(local)  # before parsing: a later change shows as a mismatch
+                    outcome = self._parse(local)
+                    if not isinstance(outcome, str):
+                        outcome.cache[SOURCE_FINGERPRINT], outcome.cache[SOURCE_LOCAL] = identity, local
             except StorageError as e:  # a network blip or credentials: try again on the next scan
                 outcome, fetch_failed = str(e), True
+            except TraceDecodeError as e:  # no longer a regular file
+                outcome = str(e)
+            except OSError as e:
+                outcome = f"cannot read the file: {e.strerror or e}"
             except Exception as e:  # a broken pool
                 outcome = f"{type(e).__name__}: {e}"
             with self._lock:

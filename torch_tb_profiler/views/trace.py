@@ -1,8 +1,12 @@
 """The Trace view's route: the trace file itself, with GPU counter tracks added, ready for Perfetto.
 
-The answer is written once per (file, size, mtime) into a gzip file in a cache folder, streaming the
-source in chunks (a 1 GB trace never sits in memory), and served from there with ``sendfile``-style
-streaming on later requests.
+The answer is written once per loaded file content into a gzip file in a private cache folder, streaming
+the source in chunks (a 1 GB trace never sits in memory), and served from there on later requests. Its
+key is the fingerprint the loader took of the file it parsed (``private_dir.fingerprint``: identity and
+content, not just path/size/mtime), so the counters always belong to the events served; a file that
+changed since it was loaded answers 409 until the rescan has reloaded it. The folder is per user and
+mode 0700 (``TORCH_PROFILER_TRACE_CACHE``, else the user cache folder + ``torch-tb-profiler/trace``), and
+only regular files this user wrote there are served (docs/security.md).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ import hashlib
 import os
 import posixpath
 import re
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,12 +26,15 @@ from werkzeug.wrappers import Request, Response
 from werkzeug.wsgi import wrap_file
 
 from torch_tb_profiler.analysis.trace_counters import counter_events
-from torch_tb_profiler.ingest.loading import RunStore
+from torch_tb_profiler.ingest.loading import SOURCE_FINGERPRINT, SOURCE_LOCAL, RunStore
+from torch_tb_profiler.ingest.private_dir import fingerprint, is_ours, private_dir, user_cache_root
+from torch_tb_profiler.trace.decode import TraceDecodeError, open_regular
 from torch_tb_profiler.views.common import HttpError, profile_param
 
 _EVENTS_ARRAY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _CHUNK = 16 << 20
 _KEEP_FILES = 8  # answers kept in the cache folder (oldest removed first)
+_FORMAT = "2"  # part of the key: answers of an older layout are never served
 _lock = threading.Lock()
 
 
@@ -72,7 +78,7 @@ def _spliced(chunks: Iterator[bytes], counters: list[dict]) -> Iterator[bytes]:
 
 
 def _source_chunks(path: str) -> Iterator[bytes]:
-    with open(path, "rb") as raw:
+    with open_regular(path) as raw:
         magic = raw.read(2)
         raw.seek(0)
         stream: IO[bytes] = gzip.GzipFile(fileobj=raw) if magic == b"\x1f\x8b" else raw
@@ -81,29 +87,27 @@ def _source_chunks(path: str) -> Iterator[bytes]:
 
 
 def _cache_dir() -> Path:
-    folder = Path(
-        os.environ.get("TORCH_PROFILER_TRACE_CACHE", Path(tempfile.gettempdir()) / "torch-tb-profiler-trace")
-    )
-    folder.mkdir(parents=True, exist_ok=True)
-    return folder
+    configured = os.environ.get("TORCH_PROFILER_TRACE_CACHE", "").strip()
+    folder = Path(configured).expanduser() if configured else user_cache_root() / "trace"
+    return private_dir(folder, "trace")
 
 
-def cached_trace(source: str, counters: Callable[[], list[dict]]) -> Path:
-    """The gzip answer for this source file, written on first use (``counters`` computed only then)."""
-    st = os.stat(source)
-    key = hashlib.sha1(f"{source}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()
+def cached_trace(source: str, identity: str, counters: Callable[[], list[dict]]) -> Path:
+    """The gzip answer for this source file content (``identity``: its fingerprint), written on first
+    use (``counters`` computed only then)."""
+    key = hashlib.sha256(f"{_FORMAT}\0{identity}".encode()).hexdigest()
     folder = _cache_dir()
     target = folder / f"{key}.json.gz"
     with _lock:
-        if target.exists():
+        if is_ours(target):
             os.utime(target)  # most recently used
             return target
         partial = folder / f"{key}.{os.getpid()}.partial"
         with gzip.open(partial, "wb", compresslevel=1) as out:
             for piece in _spliced(_source_chunks(source), counters()):
                 out.write(piece)
-        os.replace(partial, target)
-        answers = sorted(folder.glob("*.json.gz"), key=lambda p: p.stat().st_mtime)
+        os.replace(partial, target)  # replaces anything else under that name
+        answers = sorted((p for p in folder.glob("*.json.gz") if is_ours(p)), key=lambda p: p.stat().st_mtime)
         for old in answers[:-_KEEP_FILES]:
             old.unlink(missing_ok=True)
         return target
@@ -111,9 +115,16 @@ def cached_trace(source: str, counters: Callable[[], list[dict]]) -> Path:
 
 def trace(request: Request, store: RunStore) -> Response:
     profile = profile_param(request, store)
+    local = profile.cache.get(SOURCE_LOCAL, profile.source)
     try:
-        path = cached_trace(profile.source, lambda: counter_events(profile))
-    except (OSError, EOFError) as e:
+        current = fingerprint(local)
+        loaded = profile.cache.setdefault(SOURCE_FINGERPRINT, current)  # set by the loader when it parsed
+        if current != loaded:
+            raise HttpError(
+                409, "the trace file changed since it was loaded; it is reloaded on the next scan"
+            )
+        path = cached_trace(local, loaded, lambda: counter_events(profile))
+    except (OSError, EOFError, TraceDecodeError) as e:
         raise HttpError(404, f"the trace file is no longer readable: {e}") from None
     name = posixpath.basename(profile.source)
     if name.endswith(".gz"):

@@ -2,6 +2,7 @@ import type { ComponentType } from "react";
 import { DistributedView } from "./Distributed";
 import { KernelView } from "./Kernel";
 import { MemoryView } from "./Memory";
+import { ModuleView } from "./Module";
 import { OperatorView } from "./Operator";
 import { OverviewView } from "./Overview";
 import { TraceView } from "./Trace";
@@ -15,6 +16,7 @@ export const VIEWS: Record<string, ComponentType<ViewProps>> = {
   trace: TraceView,
   memory: MemoryView,
   distributed: DistributedView,
+  module: ModuleView,
 };
 
 const ALIASES: Record<string, string> = {
