@@ -46,7 +46,8 @@ def _step_param(request: Request, profile: Profile) -> int | None:
 
 
 def _tree_param(request: Request, profile: Profile) -> str:
-    which = choice_param(request, "tree", mod.TREES, "modules")
+    default = "modules" if mod.has_modules(profile) or not mod.has_hooks(profile) else "hooks"
+    which = choice_param(request, "tree", mod.TREES, default)
     if not len(mod.tree(profile, which).nodes):
         what = "module ranges (record with with_modules=True)" if which == "modules" else "Lightning hooks"
         raise not_found(f"no {what} in this profile")
@@ -65,6 +66,7 @@ def modules(request: Request, store: RunStore) -> dict[str, Any]:
             "source": mod.tree(profile, which).source,
             "step": "all" if step is None else step,
             "steps": mod.step_choices(profile),
+            "has_modules": mod.has_modules(profile),
             "has_hooks": mod.has_hooks(profile),
             "has_device": bool(profile.has_device),
             "main_thread": mod.main_thread(profile, fig),

@@ -1,0 +1,360 @@
+// Module view: time per nn.Module (or per Lightning hook) as a tree table and an icicle flame graph,
+// for one step or all; the operators inside the selected module; its longest event in the timeline.
+
+import { type ReactNode, useMemo, useState } from "react";
+import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
+import { DataTable } from "../components/DataTable";
+import { distinctColor } from "../lib/colors";
+import { fileSlug } from "../lib/csv";
+import { formatCount, formatDuration, formatPercent } from "../lib/format";
+import { useApi } from "../lib/useApi";
+import {
+  type Bar,
+  type Metric,
+  type ModuleNode,
+  type ModulesAnswer,
+  type TreeNode,
+  allParents,
+  buildTree,
+  icicle,
+  metricValue,
+  pathTo,
+  readModules,
+  visibleRows,
+} from "./moduleTree";
+import { operatorColumns, readRows } from "./Operator";
+import { type ViewProps, profileParams } from "./types";
+
+const ROW_PX = 22;
+
+/** A colour per class name, the same wherever the class appears. */
+function classColor(cls: string): string {
+  let h = 0;
+  for (let i = 0; i < cls.length; i++) h = (h * 31 + cls.charCodeAt(i)) >>> 0;
+  return distinctColor(h % 20);
+}
+
+function threadLabel(a: ModulesAnswer, thread: string): string {
+  const name = a.threads[thread] ?? thread;
+  return thread === a.main_thread ? `${name} (main)` : name;
+}
+
+function ModuleTable({
+  a,
+  roots,
+  selected,
+  onSelect,
+}: {
+  a: ModulesAnswer;
+  roots: TreeNode[];
+  selected: number | null;
+  onSelect: (id: number) => void;
+}): ReactNode {
+  const [open, setOpen] = useState<Set<number>>(() => new Set(a.nodes.filter((n) => n.depth < 1).map((n) => n.id)));
+  const [query, setQuery] = useState("");
+  const rows = useMemo(() => visibleRows(roots, open, query), [roots, open, query]);
+  const threads = new Set(a.nodes.map((n) => n.thread));
+  const withDevice = a.has_device;
+  const toggle = (id: number) =>
+    setOpen((s) => {
+      const next = new Set(s);
+      if (next.has(id)) next.delete(id);
+      else next.add(id);
+      return next;
+    });
+  const what = a.tree === "hooks" ? "hook" : "module";
+  return (
+    <div className="mt" data-testid="module-table">
+      <div className="dt-toolbar">
+        <input
+          type="search"
+          className="dt-search"
+          placeholder={`Search ${what} names and classes`}
+          value={query}
+          onChange={(e) => setQuery(e.target.value)}
+          data-testid="module-search"
+          aria-label={`Search ${what}s`}
+        />
+        <button type="button" className="btn" onClick={() => setOpen(new Set(allParents(roots)))} data-testid="expand-all">
+          Expand all
+        </button>
+        <button type="button" className="btn" onClick={() => setOpen(new Set())} data-testid="collapse-all">
+          Collapse all
+        </button>
+        <span className="dt-count">
+          {rows.length} of {a.nodes.length} {what}s shown
+        </span>
+      </div>
+      <div className="mt-scroll">
+        <table className="mt-table">
+          <thead>
+            <tr>
+              <th className="mt-name">{a.tree === "hooks" ? "Hook" : "Module"}</th>
+              <th>{a.tree === "hooks" ? "Kind" : "Class"}</th>
+              {threads.size > 1 && <th>Thread</th>}
+              <th className="num" title="Instances in the selected step(s)">Occurrences</th>
+              <th className="num" title="Σ of the instances' durations (the union of their ranges)">Host total</th>
+              <th className="num" title="Host total minus the direct children's host totals">Host self</th>
+              {withDevice && <th className="num" title="Device activities launched from inside the instances">Device total</th>}
+              {withDevice && <th className="num" title="Device total minus the direct children's device totals">Device self</th>}
+              <th className="num" title="Host total / the selected steps' duration">Share of step</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr
+                key={r.node.id}
+                className={`${r.node.id === selected ? "mt-selected" : ""} ${r.match ? "" : "mt-context"}`}
+                onClick={() => onSelect(r.node.id)}
+                data-testid="module-row"
+                data-name={r.node.name}
+                data-depth={r.depth}
+              >
+                <td className="mt-name" style={{ paddingLeft: 6 + r.depth * 16 }}>
+                  {r.hasChildren ? (
+                    <button
+                      type="button"
+                      className="dt-toggle"
+                      aria-expanded={r.open}
+                      aria-label={`${r.open ? "Collapse" : "Expand"} ${r.node.name}`}
+                      data-testid="module-toggle"
+                      onClick={(e) => {
+                        e.stopPropagation();
+                        toggle(r.node.id);
+                      }}
+                    >
+                      {r.open ? "▾" : "▸"}
+                    </button>
+                  ) : (
+                    <span className="mt-leaf" />
+                  )}
+                  <span title={pathTo(a.nodes, r.node.id).map((n) => n.name).join(" › ")}>{r.node.name}</span>
+                </td>
+                <td>{r.node.cls}</td>
+                {threads.size > 1 && <td>{threadLabel(a, r.node.thread)}</td>}
+                <td className="num" data-value={r.node.occurrences}>{formatCount(r.node.occurrences)}</td>
+                <td className="num" data-value={r.node.host_total_us}>{formatDuration(r.node.host_total_us)}</td>
+                <td className="num" data-value={r.node.host_self_us}>{formatDuration(r.node.host_self_us)}</td>
+                {withDevice && <td className="num" data-value={r.node.device_total_us}>{formatDuration(r.node.device_total_us)}</td>}
+                {withDevice && <td className="num" data-value={r.node.device_self_us}>{formatDuration(r.node.device_self_us)}</td>}
+                <td className="num" data-value={r.node.step_share_pct}>{formatPercent(r.node.step_share_pct)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+        {rows.length === 0 && <div className="dt-empty">No {what} matches “{query}”.</div>}
+      </div>
+    </div>
+  );
+}
+
+function tooltipText(n: ModuleNode, withDevice: boolean): string[] {
+  const lines = [`${n.name}${n.cls ? ` (${n.cls})` : ""}`, `${formatCount(n.occurrences)} occurrence${n.occurrences === 1 ? "" : "s"}`];
+  lines.push(`host total ${formatDuration(n.host_total_us)}, self ${formatDuration(n.host_self_us)}`);
+  if (withDevice) lines.push(`device total ${formatDuration(n.device_total_us)}, self ${formatDuration(n.device_self_us)}`);
+  lines.push(`${formatPercent(n.step_share_pct)} of the step`);
+  return lines;
+}
+
+function FlameGraph({
+  a,
+  roots,
+  metric,
+  zoom,
+  onZoom,
+}: {
+  a: ModulesAnswer;
+  roots: TreeNode[];
+  metric: Metric;
+  zoom: number | null;
+  onZoom: (id: number | null) => void;
+}): ReactNode {
+  const bars = useMemo(() => icicle(roots, metric, zoom, 0.001), [roots, metric, zoom]);
+  const [tip, setTip] = useState<{ bar: Bar; x: number; y: number; flip: boolean } | null>(null);
+  const rowsUsed = bars.reduce((m, b) => Math.max(m, b.row + 1), 0);
+  if (!bars.length)
+    return <div className="muted">No {metric} time in the selected step{a.step === "all" ? "s" : ""}.</div>;
+  return (
+    <div
+      className="flame"
+      style={{ height: rowsUsed * ROW_PX + 2 }}
+      data-testid="flame-graph"
+      data-zoom={zoom ?? ""}
+      onMouseLeave={() => setTip(null)}
+    >
+      {bars.map((b) => (
+        <div
+          key={`${b.node.id}-${b.ancestor ? "a" : "n"}`}
+          className={`flame-bar${b.ancestor ? " flame-ancestor" : ""}`}
+          style={{
+            left: `${b.x * 100}%`,
+            width: `${b.w * 100}%`,
+            top: b.row * ROW_PX,
+            background: classColor(b.node.cls || b.node.name),
+          }}
+          data-testid="flame-bar"
+          data-id={b.node.id}
+          data-name={b.node.name}
+          data-value={metricValue(b.node, metric)}
+          onClick={() => onZoom(b.ancestor || b.node.id !== zoom ? b.node.id : b.node.parent >= 0 ? b.node.parent : null)}
+          onMouseMove={(e) => {
+            const box = e.currentTarget.parentElement?.getBoundingClientRect();
+            const x = e.clientX - (box?.left ?? 0);
+            setTip({ bar: b, x, y: e.clientY - (box?.top ?? 0), flip: x > (box?.width ?? 0) * 0.6 });
+          }}
+        >
+          <span className="flame-label">{b.node.name}</span>
+        </div>
+      ))}
+      {tip && (
+        <div className="flame-tip" role="tooltip" data-testid="flame-tip" style={tip.flip ? { right: `calc(100% - ${tip.x - 12}px)`, top: tip.y + 14 } : { left: tip.x + 12, top: tip.y + 14 }}>
+          {tooltipText(tip.bar.node, a.has_device).map((l, i) => (
+            <div key={i} className={i === 0 ? "flame-tip-title" : ""}>
+              {l}
+            </div>
+          ))}
+        </div>
+      )}
+    </div>
+  );
+}
+
+function Inside({ p, a, node }: { p: ViewProps; a: ModulesAnswer; node: ModuleNode }): ReactNode {
+  const params = { ...profileParams(p), tree: a.tree, step: String(a.step), node: String(node.id) };
+  const { data, error } = useApi<unknown>(p.api, "modules/operators", params);
+  const rows = useMemo(() => (data === undefined ? null : readRows(data)), [data]);
+  const setState = p.setState;
+  const columns = useMemo(
+    () => operatorColumns(a.has_device, false, (name) => setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true)),
+    [a.has_device, setState],
+  );
+  if (error) return <ErrorBox error={error} what="the operators inside this module" />;
+  if (!rows) return <Loading what="operators" />;
+  if (!rows.length) return <div className="muted">No operator starts inside {node.name} in the selected step(s).</div>;
+  return (
+    <DataTable
+      rows={rows}
+      columns={columns}
+      csvName={fileSlug("module-operators", p.run, p.worker, p.span, node.name)}
+      initialSort={{ id: a.has_device ? "device_total" : "host_total", desc: true }}
+      searchPlaceholder="Search operator names"
+      height={360}
+      testId="module-ops"
+    />
+  );
+}
+
+export function ModuleView(p: ViewProps): ReactNode {
+  const base = profileParams(p);
+  const params: Record<string, string> = { ...base, step: p.state.mstep ?? "all" };
+  if (p.state.mtree) params.tree = p.state.mtree;
+  const { data, error } = useApi<unknown>(p.api, "modules", params);
+  const a = useMemo(() => (data === undefined ? null : readModules(data)), [data]);
+  const roots = useMemo(() => (a ? buildTree(a.nodes) : []), [a]);
+  const metric: Metric = p.state.mmetric === "device" && a?.has_device ? "device" : "host";
+  const selected = p.state.mnode !== undefined && a?.nodes.some((n) => n.id === Number(p.state.mnode)) ? Number(p.state.mnode) : null;
+  const zoom = p.state.mzoom !== undefined && a?.nodes.some((n) => n.id === Number(p.state.mzoom)) ? Number(p.state.mzoom) : null;
+
+  if (error)
+    return (
+      <Empty title="No module information in this profile">
+        {error.message}. Record with <code>torch.profiler.profile(with_modules=True)</code> (or with_stack=True), or
+        profile a PyTorch Lightning Trainer with <code>profiler="pytorch"</code>.
+      </Empty>
+    );
+  if (!a) return <Loading what="modules" />;
+  const node = selected === null ? null : (a.nodes.find((n) => n.id === selected) ?? null);
+  const what = a.tree === "hooks" ? "Lightning hooks" : "Modules";
+  const stepOptions = [{ value: "all", label: "All steps" }, ...a.steps.map((s) => ({ value: String(s.number), label: s.name }))];
+  const treeOptions = [
+    ...(a.has_modules ? [{ value: "modules", label: "Modules" }] : []),
+    ...(a.has_hooks ? [{ value: "hooks", label: "Lightning hooks" }] : []),
+  ];
+  const select = (id: number) => p.setState({ mnode: String(id) });
+  const sourceNote =
+    a.source === "lightning"
+      ? a.tree === "hooks"
+        ? "Ranges of Lightning's PyTorchProfiler ([pl][profile] actions). Lightning ends a ProfilerStep when training_step returns, so a batch's backward and optimizer hooks fall into the next step."
+        : "Ranges of Lightning's record_module_names ([pl][module] events)."
+      : "Ranges of the trace's nn.Module events (with_modules / with_stack).";
+
+  return (
+    <div className="module" data-testid="module-view">
+      <Section
+        title={what}
+        id="module-tree"
+        actions={
+          <>
+            {treeOptions.length > 1 && (
+              <Select label="Tree" value={a.tree} options={treeOptions} onChange={(v) => p.setState({ mtree: v, mnode: null, mzoom: null }, true)} testId="select-tree" />
+            )}
+            <Select label="Step" value={String(a.step)} options={stepOptions} onChange={(v) => p.setState({ mstep: v, mzoom: null }, true)} testId="select-step" />
+          </>
+        }
+      >
+        <div className="muted mt-note">{sourceNote}</div>
+        <ModuleTable key={`${a.tree}`} a={a} roots={roots} selected={selected} onSelect={select} />
+      </Section>
+      <Section
+        title="Flame graph"
+        id="module-flame"
+        actions={
+          <>
+            {zoom !== null && (
+              <button type="button" className="btn" onClick={() => p.setState({ mzoom: null })} data-testid="flame-reset">
+                Reset zoom
+              </button>
+            )}
+            {a.has_device && (
+              <Select
+                label="Time"
+                value={metric}
+                options={[
+                  { value: "host", label: "Host" },
+                  { value: "device", label: "Device" },
+                ]}
+                onChange={(v) => p.setState({ mmetric: v })}
+                testId="select-metric"
+              />
+            )}
+          </>
+        }
+      >
+        <div className="muted mt-note">Width = {metric} total time{zoom !== null ? "; click a bar above the zoomed one to zoom out" : "; click a bar to zoom into it"}.</div>
+        <FlameGraph
+          a={a}
+          roots={roots}
+          metric={metric}
+          zoom={zoom}
+          onZoom={(id) => p.setState(id === null ? { mzoom: null } : { mzoom: String(id), mnode: String(id) })}
+        />
+      </Section>
+      {node && (
+        <Section
+          title={`Operators inside ${node.name}`}
+          id="module-inside"
+          actions={
+            <button
+              type="button"
+              className="btn"
+              data-testid="module-timeline"
+              title="Open the Trace view on the longest event of this name"
+              onClick={() => p.setState({ view: "Trace", find: `any:${node.event}`, sel: null, t0: null, t1: null }, true)}
+            >
+              Show in timeline
+            </button>
+          }
+        >
+          <div className="muted mt-note">
+            {pathTo(a.nodes, node.id)
+              .map((n) => n.name)
+              .join(" › ")}
+            {" · "}
+            {threadLabel(a, node.thread)} · longest instance {formatDuration(node.longest_us)}
+          </div>
+          <Inside p={p} a={a} node={node} />
+        </Section>
+      )}
+    </div>
+  );
+}
