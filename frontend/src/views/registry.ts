@@ -1,5 +1,4 @@
 import type { ComponentType } from "react";
-import { DiffView } from "./Diff";
 import { DistributedView } from "./Distributed";
 import { KernelView } from "./Kernel";
 import { MemoryView } from "./Memory";
@@ -17,7 +16,6 @@ export const VIEWS: Record<string, ComponentType<ViewProps>> = {
   trace: TraceView,
   memory: MemoryView,
   distributed: DistributedView,
-  diff: DiffView,
   module: ModuleView,
 };
 

@@ -1,0 +1,312 @@
+// Diff view: the profile chosen at the top (the experiment) against a baseline picked here. Both live
+// in the address (run/worker/span and base_run/base_worker/base_span), so a comparison can be linked.
+import { type ReactNode, useEffect, useMemo } from "react";
+import type { Api } from "../api/client";
+import { type Change, type DiffAnswer, type KernelDiff, type NoisyChange, type OperatorDiff, waterfallBars } from "../api/diff";
+import { normalizeNames, normalizeRuns } from "../api/runs";
+import { Chart, type ChartOption, safeTooltip } from "../components/Chart";
+import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
+import { type Column, DataTable } from "../components/DataTable";
+import { fileSlug } from "../lib/csv";
+import { formatDuration } from "../lib/format";
+import { useApi } from "../lib/useApi";
+import { type ViewProps, profileParams } from "./types";
+
+const pct = (rel: number | null | undefined): number | null => (rel === null || rel === undefined ? null : 100 * rel);
+
+/** The baseline's run/worker/span: from the address, else a sensible other profile. */
+function useBaseline(p: ViewProps): { run: string; worker: string; span: string | null; runs: string[]; workers: string[]; spans: string[] } | null {
+  const runsAnswer = useApi<unknown>(p.api, "runs");
+  const runs = useMemo(() => (runsAnswer.data === undefined ? [] : normalizeRuns(runsAnswer.data).runs.map((r) => r.name)), [runsAnswer.data]);
+  const defaultRun = runs.find((r) => r !== p.run) ?? p.run;
+  const run = p.state.base_run && runs.includes(p.state.base_run) ? p.state.base_run : runs.length ? defaultRun : null;
+  const workersAnswer = useApi<unknown>(p.api, run === null ? null : "workers", { run: run ?? "" });
+  const workers = useMemo(() => (workersAnswer.data === undefined ? [] : normalizeNames(workersAnswer.data)), [workersAnswer.data]);
+  const worker = workers.includes(p.state.base_worker ?? "") ? (p.state.base_worker as string) : workers.includes(p.worker) ? p.worker : (workers[0] ?? null);
+  const spansAnswer = useApi<unknown>(p.api, run === null || worker === null ? null : "spans", { run: run ?? "", worker: worker ?? "" });
+  const spans = useMemo(() => (spansAnswer.data === undefined ? null : normalizeNames(spansAnswer.data)), [spansAnswer.data]);
+  const sameProfile = run === p.run && worker === p.worker;
+  const fallbackSpan = spans ? (sameProfile ? (spans.find((s) => s !== p.span) ?? spans[0]) : spans[0]) : undefined;
+  const span = spans === null ? undefined : spans.includes(p.state.base_span ?? "") ? (p.state.base_span as string) : (fallbackSpan ?? null);
+  const { setState } = p;
+  useEffect(() => {
+    if (run === null || worker === null || span === undefined) return;
+    const patch: Record<string, string | null> = {};
+    if (p.state.base_run !== run) patch.base_run = run;
+    if (p.state.base_worker !== worker) patch.base_worker = worker;
+    if ((p.state.base_span ?? null) !== span) patch.base_span = span;
+    if (Object.keys(patch).length) setState(patch);
+  }, [run, worker, span, p.state.base_run, p.state.base_worker, p.state.base_span, setState]);
+  if (run === null || worker === null || span === undefined) return null;
+  return { run, worker, span, runs, workers, spans: spans ?? [] };
+}
+
+export function DiffView(p: ViewProps): ReactNode {
+  const base = useBaseline(p);
+  const byShape = p.state.dgroup === "name_input_shape";
+  const params = base
+    ? { ...profileParams(p), base_run: base.run, base_worker: base.worker, base_span: base.span ?? undefined, group_by: byShape ? "name_input_shape" : "name" }
+    : {};
+  const answer = useApi<DiffAnswer>(p.api, base ? "diff" : null, params);
+  const picker = base && (
+    <div className="diff-picker" data-testid="diff-picker">
+      <span className="muted">Baseline:</span>
+      <Select label="Run" testId="base-run" value={base.run} options={base.runs.map((r) => ({ value: r }))} onChange={(v) => p.setState({ base_run: v, base_worker: null, base_span: null }, true)} />
+      <Select label="Worker" testId="base-worker" value={base.worker} options={base.workers.map((w) => ({ value: w }))} onChange={(v) => p.setState({ base_worker: v, base_span: null }, true)} />
+      {base.spans.length > 1 && base.span !== null && (
+        <Select label="Span" testId="base-span" value={base.span} options={base.spans.map((s) => ({ value: s }))} onChange={(v) => p.setState({ base_span: v }, true)} />
+      )}
+      <span className="muted">Experiment: the run, worker and span chosen at the top.</span>
+    </div>
+  );
+  let body: ReactNode;
+  if (!base) body = <Loading what="the profiles to compare" />;
+  else if (answer.error) body = <ErrorBox error={answer.error} what="the comparison" />;
+  else if (!answer.data) body = <Loading what="the comparison" />;
+  else body = <DiffBody api={p.api} d={answer.data} byShape={byShape} setGroup={(g) => p.setState({ dgroup: g === "name" ? null : g }, true)} />;
+  return (
+    <div className="diff">
+      {picker}
+      {body}
+    </div>
+  );
+}
+
+function sideLabel(s: DiffAnswer["baseline"]): string {
+  return `${s.run} / ${s.worker} / span ${s.span} (${s.device_type}, ${s.steps} steps)`;
+}
+
+interface StepRow {
+  figure: string;
+  c: NoisyChange;
+}
+
+const changeColumns = <R,>(pick: (r: R) => Change, kind: "duration" | "percent" | "bytes" | "count" | "bandwidth", what = ""): Column<R>[] => [
+  { id: `${what}baseline`, header: `${what}Baseline`, kind, value: (r) => pick(r).baseline },
+  { id: `${what}experiment`, header: `${what}Experiment`, kind, value: (r) => pick(r).experiment },
+  { id: `${what}delta`, header: `${what}Change`, kind, value: (r) => pick(r).delta },
+  { id: `${what}rel`, header: `${what}Change %`, kind: "percent", value: (r) => pct(pick(r).rel) },
+];
+
+function DiffBody({ d, byShape, setGroup }: { api: Api; d: DiffAnswer; byShape: boolean; setGroup: (g: string) => void }): ReactNode {
+  const stepRows: StepRow[] = useMemo(
+    () => [{ figure: "Step time", c: d.steps }, ...Object.entries(d.breakdown_us).map(([k, c]) => ({ figure: d.labels[k] ?? k, c }))],
+    [d],
+  );
+  const stepColumns: Column<StepRow>[] = [
+    { id: "figure", header: "Figure", kind: "text", value: (r) => r.figure, width: "minmax(140px, 1.5fr)" },
+    ...changeColumns<StepRow>((r) => r.c, "duration"),
+    { id: "noise", header: "Noise ±", kind: "duration", value: (r) => r.c.noise, tooltip: "the larger half-range of the steps on either side" },
+    {
+      id: "significant",
+      header: "Significant",
+      kind: "text",
+      value: (r) => (r.c.note ? "not compared" : r.c.significant ? "yes" : "within noise"),
+      render: (r) => <span title={r.c.note ?? ""}>{r.c.note ? "not compared" : r.c.significant ? "yes" : "within noise"}</span>,
+      width: "minmax(110px, 1fr)",
+      searchable: false,
+    },
+  ];
+  const pairedChart: ChartOption = useMemo(
+    () => ({
+      tooltip: { ...safeTooltip, trigger: "axis", valueFormatter: (v: number) => formatDuration(v) },
+      legend: { data: ["Baseline", "Experiment"], top: 0 },
+      grid: { left: 70, right: 20, top: 40, bottom: 40 },
+      xAxis: { type: "category", data: stepRows.map((r) => r.figure) },
+      yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatDuration(v) } },
+      series: [
+        { name: "Baseline", type: "bar", data: stepRows.map((r) => r.c.baseline) },
+        { name: "Experiment", type: "bar", data: stepRows.map((r) => r.c.experiment) },
+      ],
+    }),
+    [stepRows],
+  );
+  const bars = useMemo(() => waterfallBars(d.waterfall), [d.waterfall]);
+  const waterfallChart: ChartOption = useMemo(
+    () => ({
+      tooltip: {
+        ...safeTooltip,
+        trigger: "axis",
+        formatter: (ps: { dataIndex: number }[]) => {
+          const b = bars[ps[0]?.dataIndex ?? 0];
+          return b ? `${b.name}: ${b.end - b.start >= 0 ? "+" : ""}${formatDuration(b.end - b.start)}` : "";
+        },
+      },
+      grid: { left: 70, right: 20, top: 20, bottom: 110 },
+      xAxis: { type: "category", data: bars.map((b) => b.name), axisLabel: { rotate: 30, width: 160, overflow: "truncate" } },
+      yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatDuration(v) } },
+      series: [
+        { type: "bar", stack: "w", stackStrategy: "all", silent: true, itemStyle: { color: "transparent" }, data: bars.map((b) => Math.min(b.start, b.end)) },
+        {
+          type: "bar",
+          stack: "w",
+          stackStrategy: "all", // a negative base and a positive height stack from the base
+          data: bars.map((b) => ({
+            value: Math.abs(b.end - b.start),
+            itemStyle: { color: b.total ? "#5470c6" : b.end > b.start ? "#d9534f" : "#3c9d5d" },
+          })),
+        },
+      ],
+    }),
+    [bars],
+  );
+  const gpu = d.sort_metric === "device_self_us";
+  const metric = d.sort_metric;
+  const opColumns: Column<OperatorDiff>[] = [
+    { id: "name", header: "Operator", kind: "text", value: (r) => r.name, width: "minmax(220px, 4fr)" },
+    ...(byShape ? [{ id: "shape", header: "Input shape", kind: "text" as const, value: (r: OperatorDiff) => r.input_shape ?? "", width: "minmax(140px, 2fr)" }] : []),
+    { id: "status", header: "Status", kind: "text", value: (r) => r.status, width: "minmax(80px, 0.8fr)", searchable: false },
+    { id: "calls_b", header: "Calls B", kind: "count", value: (r) => r.baseline?.calls ?? null },
+    { id: "calls_e", header: "Calls E", kind: "count", value: (r) => r.experiment?.calls ?? null },
+    ...(["host_self_us", "host_total_us", ...(gpu ? (["device_self_us", "device_total_us"] as const) : [])] as const).flatMap((f) => {
+      const label = f.replace("_us", "").replace("_", " ");
+      return [
+        { id: `${f}_b`, header: `${label} B`, kind: "duration" as const, value: (r: OperatorDiff) => r.baseline?.[f] ?? null },
+        { id: `${f}_e`, header: `${label} E`, kind: "duration" as const, value: (r: OperatorDiff) => r.experiment?.[f] ?? null },
+        { id: `${f}_d`, header: `Δ ${label}`, kind: "duration" as const, value: (r: OperatorDiff) => r.delta[f] },
+      ];
+    }),
+    { id: "rel", header: `Δ % ${metric.replace("_us", "").replace("_", " ")}`, kind: "percent", value: (r) => pct(r.rel[metric]) },
+    { id: "abs", header: "|Δ|", kind: "duration", value: (r) => Math.abs(r.delta[metric] ?? 0), tooltip: `the sort key: |Δ ${metric}|` },
+  ];
+  const kernelColumns: Column<KernelDiff>[] = [
+    {
+      id: "name",
+      header: "Kernel",
+      kind: "text",
+      value: (r) => (r.baseline_name ? `${r.name} ← ${r.baseline_name}` : r.name),
+      width: "minmax(260px, 5fr)",
+    },
+    { id: "status", header: "Status", kind: "text", value: (r) => r.status, width: "minmax(80px, 0.8fr)", searchable: false },
+    { id: "calls_b", header: "Calls B", kind: "count", value: (r) => r.baseline?.calls ?? null },
+    { id: "calls_e", header: "Calls E", kind: "count", value: (r) => r.experiment?.calls ?? null },
+    { id: "total_b", header: "Total B", kind: "duration", value: (r) => r.baseline?.total_us ?? null },
+    { id: "total_e", header: "Total E", kind: "duration", value: (r) => r.experiment?.total_us ?? null },
+    { id: "total_d", header: "Δ total", kind: "duration", value: (r) => r.delta.total_us },
+    { id: "rel", header: "Δ % total", kind: "percent", value: (r) => pct(r.rel.total_us) },
+    { id: "mean_b", header: "Mean B", kind: "duration", value: (r) => r.baseline?.mean_us ?? null },
+    { id: "mean_e", header: "Mean E", kind: "duration", value: (r) => r.experiment?.mean_us ?? null },
+    { id: "occ_b", header: "Occupancy B", kind: "percent", value: (r) => r.baseline?.mean_achieved_occupancy_pct ?? null },
+    { id: "occ_e", header: "Occupancy E", kind: "percent", value: (r) => r.experiment?.mean_achieved_occupancy_pct ?? null },
+    { id: "bps_b", header: "Blocks/SM B", kind: "number", value: (r) => r.baseline?.mean_blocks_per_sm ?? null },
+    { id: "bps_e", header: "Blocks/SM E", kind: "number", value: (r) => r.experiment?.mean_blocks_per_sm ?? null },
+  ];
+  const slug = fileSlug("diff", d.baseline.run, d.baseline.worker, d.baseline.span, "vs", d.experiment.run, d.experiment.worker, d.experiment.span);
+  return (
+    <>
+      <div className="diff-sides" data-testid="diff-sides">
+        <div>
+          <strong>Baseline</strong> <span data-testid="diff-baseline">{sideLabel(d.baseline)}</span>
+        </div>
+        <div>
+          <strong>Experiment</strong> <span data-testid="diff-experiment">{sideLabel(d.experiment)}</span>
+        </div>
+      </div>
+      {d.notes.length > 0 && (
+        <ul className="warn" data-testid="diff-notes">
+          {d.notes.map((n) => (
+            <li key={n}>{n}</li>
+          ))}
+        </ul>
+      )}
+      <Section title="Step time and breakdown (mean per step)" id="diff-steps">
+        <Chart option={pairedChart} height={300} testId="diff-steps-chart" ariaLabel="Baseline and experiment step time by category" />
+        <DataTable rows={stepRows} columns={stepColumns} csvName={`${slug}-steps`} search={false} height={300} testId="diff-steps-table" />
+        {d.gpus.length > 0 && (
+          <DataTable
+            rows={d.gpus.flatMap((g) =>
+              (
+                [
+                  ["GPU utilization", g.utilization_pct],
+                  ["Est. SM efficiency", g.sm_efficiency_pct],
+                  ["Est. achieved occupancy", g.achieved_occupancy_pct],
+                  ["Tensor-core share", g.tensor_core_pct],
+                ] as const
+              ).map(([figure, c]) => ({ figure: `GPU ${g.baseline_id ?? "–"}→${g.id}: ${figure}`, c })),
+            )}
+            columns={[{ id: "figure", header: "GPU figure", kind: "text", value: (r) => r.figure, width: "minmax(220px, 2fr)" }, ...changeColumns<{ figure: string; c: Change }>((r) => r.c, "percent")]}
+            csvName={`${slug}-gpus`}
+            search={false}
+            height={200}
+            testId="diff-gpu-table"
+          />
+        )}
+      </Section>
+      <Section title="Where did the step time change" id="diff-waterfall">
+        {bars.length ? (
+          <>
+            <Chart option={waterfallChart} height={340} testId="diff-waterfall-chart" ariaLabel="Step time change by part" />
+            <div className="muted">
+              Breakdown categories, and operators by {gpu ? "device" : "host"} self time per step in place of the {gpu ? "kernel, memcpy and memset" : "CPU Exec"} time they make up; red: slower, green: faster. The rest is what the listed parts do not explain.
+            </div>
+          </>
+        ) : (
+          <Empty title="The step time cannot be compared">See the notes above.</Empty>
+        )}
+      </Section>
+      <Section
+        title="Operators (per step)"
+        id="diff-operators"
+        actions={
+          <Select
+            label="Join by"
+            testId="select-dgroup"
+            value={byShape ? "name_input_shape" : "name"}
+            options={[
+              { value: "name", label: "Operator name" },
+              { value: "name_input_shape", label: "Name + input shape" },
+            ]}
+            onChange={setGroup}
+          />
+        }
+      >
+        <DataTable rows={d.operators} columns={opColumns} csvName={`${slug}-operators`} initialSort={{ id: "abs", desc: true }} searchPlaceholder="Search operator names" height={480} testId="diff-op-table" />
+      </Section>
+      {d.kernels.length > 0 && (
+        <Section title="Kernels (per step)" id="diff-kernels">
+          <div className="muted">Renamed: the names differ only in template arguments or numbers (docs/metrics.md, “Diff”); shown as “experiment ← baseline”.</div>
+          <DataTable rows={d.kernels} columns={kernelColumns} csvName={`${slug}-kernels`} searchPlaceholder="Search kernel names" height={420} testId="diff-kernel-table" />
+        </Section>
+      )}
+      {d.memory.length > 0 && (
+        <Section title="Memory peaks" id="diff-memory">
+          <DataTable
+            rows={d.memory.flatMap((m) => [
+              { figure: `${m.device} peak allocated`, c: m.peak_allocated_bytes },
+              { figure: `${m.device} peak reserved`, c: m.peak_reserved_bytes },
+            ])}
+            columns={[{ id: "figure", header: "Device", kind: "text", value: (r) => r.figure }, ...changeColumns<{ figure: string; c: Change }>((r) => r.c, "bytes")]}
+            csvName={`${slug}-memory`}
+            search={false}
+            height={200}
+            testId="diff-memory-table"
+          />
+        </Section>
+      )}
+      {d.distributed && (
+        <Section title={`Distributed (rank ${d.distributed.rank.baseline ?? "?"} → ${d.distributed.rank.experiment ?? "?"})`} id="diff-distributed">
+          <DataTable
+            rows={Object.entries(d.distributed.overlap_us).map(([figure, c]) => ({ figure, c }))}
+            columns={[{ id: "figure", header: "Per step", kind: "text", value: (r) => r.figure }, ...changeColumns<{ figure: string; c: Change }>((r) => r.c, "duration")]}
+            csvName={`${slug}-overlap`}
+            search={false}
+            height={200}
+            testId="diff-overlap-table"
+          />
+          <DataTable
+            rows={d.distributed.collectives}
+            columns={[
+              { id: "collective", header: "Collective", kind: "text", value: (r) => r.collective },
+              ...changeColumns<(typeof d.distributed.collectives)[number]>((r) => r.avg_latency_us, "duration", "Avg latency "),
+              ...changeColumns<(typeof d.distributed.collectives)[number]>((r) => r.busbw_gbps, "bandwidth", "Bus bw "),
+            ]}
+            csvName={`${slug}-collectives`}
+            search={false}
+            height={240}
+            testId="diff-collectives-table"
+          />
+        </Section>
+      )}
+    </>
+  );
+}

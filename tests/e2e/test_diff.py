@@ -1,0 +1,86 @@
+"""The Diff view in chromium: pick a baseline, see both sides and the deltas, sort and search the
+operator table, switch the baseline, and the comparison survives a reload (deep link)."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.conftest import app_url, shot
+from tests.fixtures.builders_diff import gpu_trace
+from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
+
+
+@pytest.fixture(scope="module")
+def tb_diff(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
+    logdir = tmp_path_factory.mktemp("diff_logdir")
+    for run, experiment in (("base", False), ("exp", True)):
+        path = gpu_trace(logdir / run / "w0.1.pt.trace.json.gz", experiment=experiment)
+        os.utime(path, (time.time() - 60,) * 2)
+    with tensorboard(logdir, tmp=tmp_path_factory.mktemp("tb")) as tb:
+        tb.wait_loaded(timeout=60)
+        yield tb
+
+
+def values(page, table: str, col: str) -> list[str | None]:
+    loc = page.locator(f'[data-testid="{table}"] [role="cell"][data-col="{col}"]')
+    return loc.evaluate_all("els => els.map(e => e.dataset.value ?? e.textContent)")
+
+
+def test_diff_view(tb_diff, page, rec):
+    page.goto(app_url(tb_diff, run="exp", view="Diff"))
+    page.wait_for_selector('[data-testid="diff-steps-table"] [role="cell"][data-col="delta"]')
+    # the baseline defaults to the other run, and the address says so
+    assert "base / w0 / span 1 (GPU, 2 steps)" in page.inner_text('[data-testid="diff-baseline"]')
+    assert "exp / w0 / span 1" in page.inner_text('[data-testid="diff-experiment"]')
+    assert "base_run=base" in page.url and "base_worker=w0" in page.url
+    # step time 1000 → 800 µs per step; Kernel 400 → 200 (the hand-computed figures of test_diff.py)
+    steps = dict(
+        zip(
+            values(page, "diff-steps-table", "figure"), values(page, "diff-steps-table", "delta"), strict=True
+        )
+    )
+    assert float(steps["Step time"]) == -200.0 and float(steps["Kernel"]) == -200.0
+    assert page.locator('[data-testid="diff-steps-chart"] canvas').count() == 1
+    assert page.locator('[data-testid="diff-waterfall-chart"] canvas').count() == 1
+    # operators: sorted by |Δ device self| with the added and removed ones flagged
+    assert values(page, "diff-op-table", "name") == ["aten::mm", "aten::gelu", "aten::relu"]
+    assert values(page, "diff-op-table", "status") == ["both", "added", "removed"]
+    page.click('[data-testid="diff-op-table"] [role="columnheader"][data-col="name"]')
+    assert values(page, "diff-op-table", "name")[0] in ("aten::gelu", "aten::relu")
+    page.fill('[data-testid="diff-op-table"] input[type="search"]', "relu")
+    page.wait_for_function(
+        "() => document.querySelectorAll('[data-testid=diff-op-table] [role=cell][data-col=name]').length === 1"
+    )
+    # the renamed kernel is one row
+    assert values(page, "diff-kernel-table", "status") == ["renamed"]
+    assert "void gemm_kernel<128, 64>(float*)" in page.inner_text('[data-testid="diff-kernel-table"]')
+    shot(page, "diff.png")
+    # the deep link survives a reload
+    url = page.url
+    page.reload()
+    page.wait_for_selector('[data-testid="diff-steps-table"] [role="cell"][data-col="delta"]')
+    assert page.url == url
+    assert "base / w0" in page.inner_text('[data-testid="diff-baseline"]')
+    assert rec.errors == []
+
+
+def test_switching_the_baseline(tb_diff, page, rec):
+    page.goto(app_url(tb_diff, run="exp", worker="w0", view="Diff", base_run="base", base_worker="w0"))
+    page.wait_for_selector('[data-testid="diff-steps-table"] [role="cell"][data-col="delta"]')
+    page.select_option('[data-testid="base-run"]', "exp")  # the experiment against itself: no change
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=diff-baseline]')?.textContent.startsWith('exp')"
+    )
+    page.wait_for_selector('[data-testid="diff-steps-table"] [role="cell"][data-col="delta"]')
+    deltas = [float(v) for v in values(page, "diff-steps-table", "delta") if v not in (None, "–")]
+    assert deltas and all(d == 0.0 for d in deltas)
+    assert "base_run=exp" in page.url
+    page.go_back()
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=diff-baseline]')?.textContent.startsWith('base')"
+    )
+    assert rec.errors == []
