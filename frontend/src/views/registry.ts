@@ -1,4 +1,5 @@
 import type { ComponentType } from "react";
+import { DiffView } from "./Diff";
 import { DistributedView } from "./Distributed";
 import { KernelView } from "./Kernel";
 import { MemoryView } from "./Memory";
@@ -16,6 +17,7 @@ export const VIEWS: Record<string, ComponentType<ViewProps>> = {
   trace: TraceView,
   memory: MemoryView,
   distributed: DistributedView,
+  diff: DiffView,
   module: ModuleView,
 };
 
