@@ -71,7 +71,7 @@ def _op_stats(profile) -> pd.DataFrame:
     name_codes = name_index.factorized(profile, "ops")[0]
     p = np.where(has_parent, parent, 0)
     folded = has_parent & is_cpu_op & is_cpu_op[p] & (name_codes == name_codes[p]) & (n_children[p] == 1)
-    rep = _fold_targets(np.where(folded, parent, np.arange(n)))
+    rep, _ = fold_targets(np.where(folded, parent, np.arange(n)))
 
     # self times on the folded tree
     child_sum = np.zeros(n)
@@ -131,16 +131,19 @@ def _op_stats(profile) -> pd.DataFrame:
     )
 
 
-def _fold_targets(up: np.ndarray) -> np.ndarray:
-    """Each row's topmost ancestor through ``up`` (a row's own index where it does not fold).
+def fold_targets(up: np.ndarray) -> tuple[np.ndarray, int]:
+    """Each row's topmost ancestor through ``up`` (a row's own index where it does not fold), and
+    the number of passes taken.
 
-    Pointer doubling: every pass squares the jump, so a chain of length L takes log2(L) passes
-    (a row-by-row walk is quadratic on a chain of n identical calls)."""
+    Pointer doubling: every pass doubles the jump, so a chain of length L takes about log2(L) passes
+    (a level-by-level walk is quadratic on a chain of n identical calls)."""
     rep = up
+    passes = 0
     while True:
+        passes += 1
         nxt = rep[rep]
         if np.array_equal(nxt, rep):
-            return rep
+            return rep, passes
         rep = nxt
 
 
