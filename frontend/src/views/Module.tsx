@@ -4,7 +4,6 @@
 import { type ReactNode, useMemo, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { DataTable } from "../components/DataTable";
-import { distinctColor } from "../lib/colors";
 import { fileSlug } from "../lib/csv";
 import { formatCount, formatDuration, formatPercent } from "../lib/format";
 import { useApi } from "../lib/useApi";
@@ -27,11 +26,12 @@ import { type ViewProps, profileParams } from "./types";
 
 const ROW_PX = 22;
 
-/** A colour per class name, the same wherever the class appears. */
-function classColor(cls: string): string {
+/** A colour per class name, the same wherever the class appears (hues spread by the golden angle;
+ * light enough for the dark label text in both themes). */
+export function classColor(cls: string): string {
   let h = 0;
   for (let i = 0; i < cls.length; i++) h = (h * 31 + cls.charCodeAt(i)) >>> 0;
-  return distinctColor(h % 20);
+  return `hsl(${Math.round((h % 97) * 137.508) % 360}, 55%, 68%)`;
 }
 
 function threadLabel(a: ModulesAnswer, thread: string): string {
