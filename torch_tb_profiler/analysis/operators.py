@@ -3,13 +3,17 @@
 Definitions (docs/metrics.md, "Operators"), per operator call (a row of ``ops``):
 
 - Rows are ``cpu_op`` ranges except ``ProfilerStep#*``, DataLoader ranges, ``Optimizer.*`` and
-  ``(Distributed)DataParallel.forward``. An operator whose only child is an operator of the same name
-  (``aten::div`` calling ``aten::div``) is one call: the child folds into the parent, which takes over
-  the child's children, runtime calls and device activities.
-- host total = dur; host self = dur − Σ dur of its children − Σ dur of its own runtime calls.
-- device self = Σ dur of the device activities (kernel, memcpy, memset) launched by the op itself
-  (``device.op``, which covers cuda_runtime and cuda_driver launches); device total = device self
-  summed over the op's subtree.
+  ``(Distributed)DataParallel.forward``, plus every range (annotations and those names included)
+  whose name launched device work directly, so the rows' device self adds up to the attributed device
+  time. An operator whose only child is an operator of the same name (``aten::div`` calling
+  ``aten::div``) is one call: the child folds into the parent, which takes over the child's
+  children, runtime calls and device activities.
+- host total = dur; host self = dur − Σ dur of its children − Σ dur of the runtime calls it holds
+  innermost (``runtimes.host_op``).
+- device self = Σ dur of the device activities (kernel, memcpy, memset) linked to the op
+  (``device.op``: the runtime call's External-id op when that op encloses the call, else the deepest
+  op enclosing it; cuda_runtime and cuda_driver launches alike); device total = device self summed
+  over the op's subtree.
 - TC self / TC total: the same sums restricted to tensor-core kernels; TC self % = TC self / device
   self, TC total % = TC total / device total (0 when the denominator is 0).
 - TC eligible: the name is on the allowlist (``tensor_cores``), or a descendant is, or one of its
