@@ -128,6 +128,25 @@ def memory(p: dict[str, Any]) -> list[str]:
     return table("Memory (peak over the profile)", *_columns(spec, p.get("memory") or []))
 
 
+def modules(p: dict[str, Any]) -> list[str]:
+    on_device = p["device_type"] not in (None, "CPU")
+    spec = [
+        ("occurrences", lambda m: str(m["occurrences"])),
+        ("host total ms", lambda m: ms(m["host_total_us"])),
+        ("host self ms", lambda m: ms(m["host_self_us"])),
+    ]
+    if on_device:
+        spec += [
+            ("device total ms", lambda m: ms(m["device_total_us"])),
+            ("device self ms", lambda m: ms(m["device_self_us"])),
+        ]
+    spec += [
+        ("% of steps", lambda m: pct(m["step_share_pct"])),
+        ("module", lambda m: short("  " * m["depth"] + m["name"])),
+    ]
+    return table("Modules (all steps, top levels)", *_columns(spec, p.get("modules") or []))
+
+
 def distributed(section: dict[str, Any] | None) -> list[str]:
     if not section:
         return []
@@ -152,7 +171,7 @@ def profile(p: dict[str, Any]) -> list[str]:
         return [*lines, *(f"   error: {e}" for e in p["errors"]), ""]
     mean = MISSING if p["step_time_us"] is None else f"{ms(p['step_time_us'])} ms"
     lines += [f"device: {p['device_type']}   steps: {p['steps']}   mean step: {mean}", ""]
-    for part in (breakdown, devices, operators, kernels, memory):
+    for part in (breakdown, devices, operators, kernels, modules, memory):
         lines += part(p)
     if p["recommendations"]:
         lines += ["Recommendations", *(f"  - [{r['id']}] {r['text']}" for r in p["recommendations"]), ""]

@@ -11,7 +11,16 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, memory, operators, overview, steps
+from torch_tb_profiler.analysis import (
+    breakdown,
+    gpu_metrics,
+    kernels,
+    memory,
+    modules,
+    operators,
+    overview,
+    steps,
+)
 from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.recommendations import recommendations
 
@@ -47,6 +56,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
             [],
         ),
         "memory": section("memory", lambda: memory.summary(profile), []),
+        "modules": section("modules", lambda: modules.summary(profile), []),
     }
     out["errors"] = errors
     return out
@@ -68,6 +78,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "kernels": [],
         "recommendations": [],
         "memory": [],
+        "modules": [],
         "errors": [message],
     }
 
