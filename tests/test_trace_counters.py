@@ -122,7 +122,7 @@ def test_trace_route_through_tensorboard(tmp_path: Path) -> None:
     with tensorboard(logdir, tmp=tmp_path) as tb:
         tb.wait_loaded()
         with urllib.request.urlopen(f"{tb.url}{PREFIX}/trace?run=run&worker=w") as r:
-            assert r.headers["Content-Disposition"] == 'attachment; filename="w.pt.trace.json.gz"'
+            assert r.headers["Content-Disposition"].startswith('attachment; filename="w.pt.trace.json.gz";')
             events = json.loads(gzip.decompress(r.read()))["traceEvents"]
         status, body = tb.get("trace", run="run", worker="nobody")
     original = b.to_dict()["traceEvents"]

@@ -12,6 +12,7 @@ import logging
 import mimetypes
 import os
 import posixpath
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -121,6 +122,29 @@ def _html_headers() -> dict[str, str]:
     return {"X-Content-Type-Options": "nosniff", "Content-Security-Policy": CONTENT_SECURITY_POLICY}
 
 
+def _stop_on_signals(store: RunStore) -> None:
+    """On SIGTERM/SIGINT, kill the loading processes before TensorBoard's own handler exits: the exit
+    joins executor workers, and a parse in progress would otherwise hold it up for its whole length."""
+    for number in (signal.SIGTERM, signal.SIGINT):
+        try:
+            previous = signal.getsignal(number)
+
+            def handler(signum: int, frame: Any, previous: Any = previous) -> None:
+                store.close(terminate=True)
+                if callable(previous):
+                    previous(signum, frame)
+                elif previous == signal.SIG_IGN:
+                    return
+                elif signum == signal.SIGINT:
+                    raise KeyboardInterrupt
+                else:
+                    raise SystemExit(0)
+
+            signal.signal(number, handler)
+        except ValueError:  # not the main thread (an embedding app): its own shutdown applies
+            return
+
+
 class TorchProfilerPlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
 
@@ -145,6 +169,7 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
             logdir, interval=interval, processes=int(processes) if processes else None, index=index
         )
         self.store.start()
+        _stop_on_signals(self.store)
         self._routes = collect_routes()
         self._warmer = Warmer(self.store, self._routes)
 

@@ -105,9 +105,15 @@ class RunStore:
         self._thread.start()
         return self
 
-    def close(self) -> None:
+    def close(self, terminate: bool = False) -> None:
+        """Stop scanning and loading; ``terminate`` also kills the pool's processes, so that a parse in
+        progress cannot hold up the interpreter's exit (it joins executors' workers)."""
         self._stop.set()
         self._dispatch.shutdown(wait=False, cancel_futures=True)
+        if terminate:
+            for process in list((getattr(self._pool, "_processes", None) or {}).values()):
+                with contextlib.suppress(Exception):
+                    process.terminate()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
     def _loop(self) -> None:

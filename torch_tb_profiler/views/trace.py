@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import IO
+from urllib.parse import quote
 
 import msgspec
 from werkzeug.wrappers import Request, Response
@@ -27,6 +28,7 @@ from werkzeug.wsgi import wrap_file
 
 from torch_tb_profiler.analysis.trace_counters import counter_events
 from torch_tb_profiler.ingest.loading import SOURCE_FINGERPRINT, SOURCE_LOCAL, RunStore
+from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.private_dir import fingerprint, is_ours, private_dir, user_cache_root
 from torch_tb_profiler.trace.decode import TraceDecodeError, open_regular
 from torch_tb_profiler.views.common import HttpError, profile_param
@@ -113,6 +115,14 @@ def cached_trace(source: str, identity: str, counters: Callable[[], list[dict]])
         return target
 
 
+def _attachment(name: str) -> str:
+    """A Content-Disposition for any file name: an ASCII fallback plus the UTF-8 name (RFC 6266), so a
+    newline or an undecodable byte in the name cannot break the header."""
+    shown = display(name)
+    fallback = re.sub(r"[^A-Za-z0-9._-]", "_", shown)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(shown, safe='')}"
+
+
 def trace(request: Request, store: RunStore) -> Response:
     profile = profile_param(request, store)
     local = profile.cache.get(SOURCE_LOCAL, profile.source)
@@ -130,7 +140,7 @@ def trace(request: Request, store: RunStore) -> Response:
     if name.endswith(".gz"):
         name = name[:-3]
     headers = {
-        "Content-Disposition": f'attachment; filename="{name}.gz"',
+        "Content-Disposition": _attachment(f"{name}.gz"),
         "X-Content-Type-Options": "nosniff",
         "Content-Length": str(path.stat().st_size),
     }
