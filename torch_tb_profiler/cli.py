@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from torch_tb_profiler import cli_compare
+from torch_tb_profiler import cli_compare, cli_index
 from torch_tb_profiler.analysis.summary import DEFAULT_TOP, failed_summary, profile_summary
 from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.ingest.discovery import TraceFile, group_files, parse_name
@@ -63,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"change a limit on what one trace may cost (repeatable; NAME one of {', '.join(limits.LIMITS)})",
     )
     cli_compare.add_parser(sub)
+    cli_index.add_parser(sub)
     return parser
 
 
@@ -193,6 +194,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(exc.code or 0)
     if args.command == "compare":
         return cli_compare.run(args)
+    if args.command == "index":
+        return cli_index.run(args)
     try:
         loc, files = find_traces(args.path)
         if not files:
