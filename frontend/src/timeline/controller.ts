@@ -26,6 +26,9 @@ import {
 
 export const LABEL_W = 210;
 const MINIMAP_H = 44;
+/** While something is drawn, a window is asked for once the view has stayed on its tile this long:
+ * a fast pan or zoom draws cached answers and sends nothing until it settles. */
+export const FETCH_DELAY_MS = 60;
 
 /** `tracks`: the `tracks=` parameter (docs/api.md), null for every track */
 export type FetchWindow = (startAbs: number, endAbs: number, px: number, tracks: string | null, signal: AbortSignal) => Promise<TlWindow>;
@@ -98,6 +101,8 @@ export class TimelineController {
   private error: Error | null = null;
   private readonly cleanup: (() => void)[] = [];
   private lastState = "";
+  /** the request waiting for the view to settle (key), and when it is due */
+  private waiting: { key: string; timer: number; due: boolean } | null = null;
   /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; and the
    * number of frames drawn so far */
   stats = { items: 0, boxes: 0, ms: 0, frames: 0 };
@@ -123,6 +128,7 @@ export class TimelineController {
 
   destroy(): void {
     cancelAnimationFrame(this.frame);
+    if (this.waiting) window.clearTimeout(this.waiting.timer);
     this.cache.clear();
     this.minimapCtl?.abort();
     for (const f of this.cleanup) f();
@@ -323,8 +329,10 @@ export class TimelineController {
     let e = this.cache.find(tile.key, need, wantSet);
     if (!e) {
       const param = all ? null : encodeTracks(want);
+      const key = `${tile.key}|${param ?? "*"}`;
+      if (this.drawn && want.length && !this.settled(key)) return undefined;
       const controller = new AbortController();
-      const entry: Entry = { key: `${tile.key}|${param ?? "*"}`, tile, tracks: wantSet, data: null, error: null, controller };
+      const entry: Entry = { key, tile, tracks: wantSet, data: null, error: null, controller };
       this.cache.put(entry);
       e = entry;
       if (!want.length) {
@@ -351,6 +359,24 @@ export class TimelineController {
     }
     this.cache.abortOthers(e.key);
     return e;
+  }
+
+  /** Whether the request `key` may go now: true once it has been wanted for FETCH_DELAY_MS. */
+  private settled(key: string): boolean {
+    const w = this.waiting;
+    if (w?.key === key) {
+      if (!w.due) return false;
+      this.waiting = null;
+      return true;
+    }
+    if (w) window.clearTimeout(w.timer);
+    const next = { key, due: false, timer: 0 };
+    next.timer = window.setTimeout(() => {
+      next.due = true;
+      this.redraw();
+    }, FETCH_DELAY_MS);
+    this.waiting = next;
+    return false;
   }
 
   private fetchMinimap(): void {
