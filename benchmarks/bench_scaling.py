@@ -9,6 +9,7 @@ for quadratic work. This prints figures; it is not a timed test.
 Shapes:
     identical  n copies of one cpu_op (same name, start and duration): one chain n deep
     chain      n same-name cpu_ops, each nested in the previous one (distinct starts)
+    deep       a chain n/2 deep and n/2 runtime calls that its deepest ops do not hold
     steps      a training-like trace: steps of ops, each op with a runtime launch and a kernel
     pycycle    python_function events whose parent ids form cycles, plus ops under them
 
@@ -54,6 +55,19 @@ def identical(n: int) -> list[dict[str, Any]]:
 
 def chain(n: int) -> list[dict[str, Any]]:
     return [_x("cpu_op", "aten::add", i * 0.5, 10.0 * n - i, {"External id": i + 1}) for i in range(n)]
+
+
+def deep(n: int) -> list[dict[str, Any]]:
+    """n/2 nested ops and n/2 runtime calls after the innermost op ended, each held by an op half
+    way up the chain (finding it walks up n/4 levels)."""
+    m = max(2, n // 2)
+    events = [
+        _x("cpu_op", f"op{i % 50}", float(i), 10.0 * m - 2 * i, {"External id": i + 1}) for i in range(m)
+    ]
+    for j in range(m):
+        t = 10.0 * m - m // 2 + j / m  # inside op m/2 - 1 and its ancestors only
+        events.append(_x("cuda_runtime", "cudaLaunchKernel", t, 0.0001, {"correlation": 10 * m + j}))
+    return events
 
 
 def training(n: int) -> list[dict[str, Any]]:
@@ -104,6 +118,7 @@ def pycycle(n: int) -> list[dict[str, Any]]:
 SHAPES: dict[str, Callable[[int], list[dict[str, Any]]]] = {
     "identical": identical,
     "chain": chain,
+    "deep": deep,
     "steps": training,
     "pycycle": pycycle,
 }

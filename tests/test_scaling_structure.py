@@ -14,6 +14,7 @@ import numpy as np
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis import operators
+from torch_tb_profiler.model.build import EnclosingOp
 
 
 def test_fold_of_a_chain_takes_log_passes() -> None:
@@ -56,3 +57,26 @@ def test_identical_ops_fold_into_one_call(tmp_path: Path) -> None:
     assert table[["name", "calls", "host_total_us", "host_self_us"]].to_dict("records") == [
         {"name": "aten::add", "calls": 1, "host_total_us": 10.0, "host_self_us": 10.0}
     ]
+
+
+def test_enclosing_op_on_a_deep_chain_matches_a_direct_search(tmp_path: Path) -> None:
+    """Calls far below the last op started: the deepest op holding them is found by binary lifting
+    (log2(depth) passes) and equals the direct search over every op."""
+    n = 2000
+    b = TraceBuilder()
+    for i in range(n):
+        b.op(f"op{i}", i, 10 * n - 2 * i)  # [i, 10n - i): each inside the previous one
+    p = load(b, tmp_path)
+    ops = p.ops
+    base = TraceBuilder().base_ts
+    times = base + np.array([10 * n - k + 0.5 for k in (1, 40, 500, 1999)] + [10 * n + 5.0, -1.0])
+    found = EnclosingOp(ops).find(
+        np.full(len(times), "100", dtype=object), np.full(len(times), "100", dtype=object), times
+    )
+    ts, end = ops["ts"].to_numpy(), ops["end"].to_numpy()
+    expected = []
+    for t in times:
+        inside = np.flatnonzero((ts <= t) & (t < end))
+        expected.append(int(inside[ops["depth"].to_numpy()[inside].argmax()]) if inside.size else -1)
+    assert found.tolist() == expected
+    assert ops.loc[found[2], "name"] == "op499"

@@ -21,6 +21,8 @@ from torch_tb_profiler.trace.tables import Tables, build_tables
 # µs a float64 resolves only 0.25 µs, so the tolerance grows with the timestamps (nesting_tolerance)
 ROUNDING_US = 0.002
 
+_PLAIN_PASSES = 32  # parent steps tried one by one before binary lifting (EnclosingOp.up_while)
+
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 
 
@@ -232,6 +234,7 @@ class EnclosingOp:
         self.ts = ops["ts"].to_numpy()
         self.end = ops["end"].to_numpy()
         self.parent = ops["parent"].to_numpy()
+        self._ups: list[np.ndarray] | None = None
         pid, tid = ops["pid"].to_numpy(), ops["tid"].to_numpy()
         # ops are sorted by thread: each thread is one contiguous block of rows
         self.threads: dict[tuple[str, str], tuple[int, int]] = {}
@@ -265,16 +268,47 @@ class EnclosingOp:
     def up_while(self, cand: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
         """Move each candidate op up to its parent while ``bad(ops, positions)`` holds (-1: none left).
 
-        Parent links come from the tree build and always point to an earlier row, so this ends; each
-        pass only touches the candidates still moving."""
+        ``bad`` must only turn false going up (an ancestor ends no earlier than its descendants).
+        A few plain passes settle almost every candidate; the rest (deep chains: one pass per level
+        would be quadratic) jump by binary lifting over ancestors, log2(depth) passes."""
         cand = cand.copy()
         todo = np.flatnonzero(cand >= 0)
-        while todo.size:
+        for _ in range(_PLAIN_PASSES):
+            if not todo.size:
+                return cand
             move = bad(cand[todo], todo)
             todo = todo[move]
             cand[todo] = self.parent[cand[todo]]
             todo = todo[cand[todo] >= 0]
+        if todo.size:
+            cand[todo] = self._lift(cand[todo], todo, bad)
         return cand
+
+    def _lift(
+        self, c: np.ndarray, pos: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    ) -> np.ndarray:
+        """For each op c (at query positions pos): its nearest ancestor-or-self that is not bad."""
+        c = c.copy()
+        moving = np.flatnonzero(bad(c, pos))
+        for up in reversed(self._ancestors()):
+            nxt = up[c[moving]]
+            has = nxt >= 0
+            idx = moving[has]
+            jump = bad(nxt[has], pos[idx])
+            c[idx[jump]] = nxt[has][jump]
+        # c is now the topmost bad ancestor of each moving candidate: the answer is its parent
+        c[moving] = self.parent[c[moving]]
+        return c
+
+    def _ancestors(self) -> list[np.ndarray]:
+        """ups[k][i] = the 2^k-th ancestor of op i (-1 past the root), as many levels as the depth needs."""
+        if self._ups is None:
+            ups = [self.parent]
+            while (ups[-1] >= 0).any():
+                prev = ups[-1]
+                ups.append(np.where(prev >= 0, prev[np.maximum(prev, 0)], -1))
+            self._ups = ups
+        return self._ups
 
 
 def _runtime_ops(
