@@ -38,7 +38,6 @@ from torch_tb_profiler.analysis.steps import steps as step_table
 
 TREES = ("modules", "hooks")
 
-PY_MODULE = re.compile(r"^nn\.Module: (?P<name>.+)$")
 PY_INSTANCE = re.compile(r"^(?P<cls>.+?)_\d+$")
 PL_MODULE = re.compile(r"^\[pl\]\[module\](?P<type>[^:]*): (?P<name>.*)$")
 PL_PROFILE = "[pl][profile]"
@@ -76,31 +75,55 @@ def has_module_view(profile) -> bool:
 # ---- events --------------------------------------------------------------------------------------
 
 
+def _py_module(name: str) -> tuple[str, str]:
+    """``nn.Module: Conv2d_1`` -> (``Conv2d_1``, ``Conv2d``)."""
+    display = name[len("nn.Module: ") :]
+    m = PY_INSTANCE.match(display)
+    return display, m.group("cls") if m else display
+
+
+def _pl_module(name: str) -> tuple[str, str]:
+    """``[pl][module]torch.nn.modules.linear.Linear: encoder.0`` -> (``encoder.0``, ``Linear``)."""
+    m = PL_MODULE.match(name)
+    if m is None:
+        return name[len("[pl][module]") :], ""
+    return m.group("name"), m.group("type").rsplit(".", 1)[-1]
+
+
+def _hook(name: str) -> tuple[str, str]:
+    """``[pl][profile][Strategy]S.backward`` -> (``[Strategy]S.backward``, ``Strategy``)."""
+    display = name[len(PL_PROFILE) :] if name.startswith(PL_PROFILE) else name
+    m = PL_HOOK.match(display)
+    return display, m.group(1) if m else "Trainer"
+
+
+def _parsed(names: np.ndarray, parse) -> tuple[np.ndarray, np.ndarray]:
+    """(display names, classes) of each name, ``parse`` run once per distinct name."""
+    codes, uniques = pd.factorize(pd.Series(names, dtype=object))
+    pairs = [parse(str(u)) for u in uniques]
+    display = np.asarray([d for d, _ in pairs], dtype=object)
+    classes = np.asarray([c for _, c in pairs], dtype=object)
+    return display[codes], classes[codes]
+
+
 def _module_events(profile) -> tuple[str, pd.DataFrame]:
     py = profile.python
     if len(py):
-        names = name_index.values(profile, "python")
         is_module = name_index.mask(profile, "python", lambda n: n.startswith("nn.Module: "))
         if "py_module_id" in py:
             is_module &= py["py_module_id"].to_numpy() >= 0
         if is_module.any():
-            sel = py[is_module]
-            display = [PY_MODULE.match(n).group("name") for n in names[is_module]]  # type: ignore[union-attr]
-            classes = [m.group("cls") if (m := PY_INSTANCE.match(n)) else n for n in display]
-            return "nn.Module", _events(sel, display, classes, names[is_module])
+            raw = name_index.values(profile, "python")[is_module]
+            return "nn.Module", _events(py[is_module], *_parsed(raw, _py_module), raw)
     ops = profile.ops
     if len(ops):
-        names = name_index.values(profile, "ops")
         is_pl = name_index.mask(profile, "ops", lambda n: n.startswith("[pl][module]"))
         if is_pl.any():
-            matches = [PL_MODULE.match(n) for n in names[is_pl]]
-            display = [
-                m.group("name") if m else n[len("[pl][module]") :]
-                for m, n in zip(matches, names[is_pl], strict=True)
-            ]
-            classes = [m.group("type").rsplit(".", 1)[-1] if m else "" for m in matches]
-            return "lightning", _events(ops[is_pl], display, classes, names[is_pl])
-    return "", _events(ops.iloc[:0], [], [], np.zeros(0, dtype=object))
+            raw = name_index.values(profile, "ops")[is_pl]
+            return "lightning", _events(ops[is_pl], *_parsed(raw, _pl_module), raw)
+    return "", _events(
+        ops.iloc[:0], np.zeros(0, dtype=object), np.zeros(0, dtype=object), np.zeros(0, dtype=object)
+    )
 
 
 def is_hook_name(name: str) -> bool:
@@ -111,12 +134,10 @@ def _hook_events(profile) -> tuple[str, pd.DataFrame]:
     ops = profile.ops
     sel = name_index.mask(profile, "ops", is_hook_name) if len(ops) else np.zeros(0, dtype=bool)
     raw = name_index.values(profile, "ops")[sel] if len(ops) else np.zeros(0, dtype=object)
-    display = [n[len(PL_PROFILE) :] if n.startswith(PL_PROFILE) else n for n in raw]
-    kinds = [m.group(1) if (m := PL_HOOK.match(n)) else "Trainer" for n in display]
-    return ("lightning" if len(display) else ""), _events(ops[sel], display, kinds, raw)
+    return ("lightning" if len(raw) else ""), _events(ops[sel], *_parsed(raw, _hook), raw)
 
 
-def _events(frame: pd.DataFrame, display: list[str], classes: list[str], raw: np.ndarray) -> pd.DataFrame:
+def _events(frame: pd.DataFrame, display: np.ndarray, classes: np.ndarray, raw: np.ndarray) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "pid": frame["pid"].astype(str).to_numpy(dtype=object),

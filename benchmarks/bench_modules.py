@@ -1,0 +1,90 @@
+"""Module view benchmark: building the module tree and answering the routes' questions.
+
+The shipped and reference traces hold at most a few hundred module ranges (the 322 MB kineto-based
+trace has no python events at all), so this builds a synthetic trace of ``--steps`` steps, each with
+one root module, ``--blocks`` blocks of ``--layers`` Linear modules (an op and a kernel launch in
+each), writes it with tests/fixtures/trace_builder.py and loads it (not timed). Timed, median of 3 on
+a fresh cache each: the tree with the figures of all steps (``figures(profile, "modules", None)``,
+which builds the tree), one step's figures from the built tree, and the operators inside the root.
+
+Usage:
+    python benchmarks/bench_modules.py [--steps 20] [--blocks 100] [--layers 10]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from tests.fixtures.builders_overview import load
+from tests.fixtures.trace_builder import TraceBuilder
+from torch_tb_profiler.analysis import modules
+
+
+def build(steps: int, blocks: int, layers: int) -> TraceBuilder:
+    b = TraceBuilder()
+    ids = iter(range(1, 1 << 40))
+    t = 0.0
+    span = blocks * layers * 10
+    for s in range(steps):
+        b.step(s, t, span + 100)
+        b.python_function("nn.Module: Net_0", t + 1, span + 50, py_id=next(ids), parent_id=None, module_id=0)
+        x = t + 2
+        for k in range(blocks):
+            b.python_function(
+                f"nn.Module: Block_{k}", x, layers * 10, py_id=next(ids), parent_id=None, module_id=k
+            )
+            for j in range(layers):
+                at = x + j * 10
+                b.python_function(
+                    f"nn.Module: Linear_{k * layers + j}", at, 8, py_id=next(ids), parent_id=None, module_id=j
+                )
+                b.op("aten::linear", at + 1, 6)
+                b.launch("gemm", at + 2, 1, at + 3, 2)
+            x += layers * 10
+        t += span + 200
+    return b
+
+
+def timed(fn) -> float:
+    runs = []
+    for _ in range(3):
+        start = time.perf_counter()
+        fn()
+        runs.append(time.perf_counter() - start)
+    return statistics.median(runs)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--steps", type=int, default=20)
+    ap.add_argument("--blocks", type=int, default=100)
+    ap.add_argument("--layers", type=int, default=10)
+    a = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        profile = load(build(a.steps, a.blocks, a.layers), Path(tmp))
+
+    def tree() -> None:
+        profile.cache.clear()
+        modules.figures(profile, "modules", None)
+
+    t_tree = timed(tree)
+    instances = len(modules.tree(profile).instances)
+    t_step = timed(lambda: modules.figures(profile, "modules", 1))
+    t_ops = timed(lambda: modules.operators_inside(profile, "modules", 0, None))
+    print(
+        f"module instances: {instances}, nodes: {len(modules.tree(profile).nodes)}, events: {profile.meta.event_count}"
+    )
+    print(
+        f"tree + figures of all steps: {t_tree:.3f} s; one step: {t_step:.3f} s; operators inside the root: {t_ops:.3f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()
