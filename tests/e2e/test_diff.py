@@ -58,6 +58,12 @@ def test_diff_view(tb_diff, page, rec):
     # the renamed kernel is one row
     assert values(page, "diff-kernel-table", "status") == ["renamed"]
     assert "void gemm_kernel<128, 64>(float*)" in page.inner_text('[data-testid="diff-kernel-table"]')
+    # drill down: aten::mm's call stack on both sides, and its longest call in the baseline's timeline
+    page.fill('[data-testid="diff-op-table"] input[type="search"]', "")
+    page.click('[data-testid="diff-op-table"] [role="columnheader"][data-col="abs"]')
+    page.locator('[data-testid="diff-op-table"] button.dt-toggle').first.click()
+    for side in ("baseline", "experiment"):
+        page.wait_for_selector(f'[data-testid="diff-stack-{side}"] >> text=model.py')
     shot(page, "diff.png")
     # the deep link survives a reload
     url = page.url
@@ -65,6 +71,18 @@ def test_diff_view(tb_diff, page, rec):
     page.wait_for_selector('[data-testid="diff-steps-table"] [role="cell"][data-col="delta"]')
     assert page.url == url
     assert "base / w0" in page.inner_text('[data-testid="diff-baseline"]')
+    assert rec.errors == []
+
+
+def test_drill_down_to_the_baseline_timeline(tb_diff, page, rec):
+    page.goto(app_url(tb_diff, run="exp", worker="w0", view="Diff", base_run="base", base_worker="w0"))
+    page.wait_for_selector('[data-testid="diff-op-table"] button.dt-toggle')
+    page.fill('[data-testid="diff-op-table"] input[type="search"]', "relu")  # only in the baseline
+    page.locator('[data-testid="diff-op-table"] button.dt-toggle').first.click()
+    assert "Not in this profile." in page.inner_text('[data-testid="diff-stack-experiment"]')
+    page.click('[data-testid="diff-stack-baseline"] button')
+    page.wait_for_selector('[data-testid="view"][data-view="trace"]')
+    assert "run=base" in page.url and "find=op%3Aaten%3A%3Arelu" in page.url
     assert rec.errors == []
 
 

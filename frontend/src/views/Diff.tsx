@@ -7,10 +7,14 @@ import { normalizeNames, normalizeRuns } from "../api/runs";
 import { Chart, type ChartOption, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
+import { StackFrames } from "../components/StackFrames";
 import { fileSlug } from "../lib/csv";
-import { formatDuration } from "../lib/format";
+import { formatCount, formatDuration } from "../lib/format";
 import { useApi } from "../lib/useApi";
+import { readStacks } from "./Operator";
 import { type ViewProps, profileParams } from "./types";
+
+type ProfileRef = { run: string; worker: string; span?: string };
 
 const pct = (rel: number | null | undefined): number | null => (rel === null || rel === undefined ? null : 100 * rel);
 
@@ -63,7 +67,21 @@ export function DiffView(p: ViewProps): ReactNode {
   if (!base) body = <Loading what="the profiles to compare" />;
   else if (answer.error) body = <ErrorBox error={answer.error} what="the comparison" />;
   else if (!answer.data) body = <Loading what="the comparison" />;
-  else body = <DiffBody api={p.api} d={answer.data} byShape={byShape} setGroup={(g) => p.setState({ dgroup: g === "name" ? null : g }, true)} />;
+  else {
+    const exp: ProfileRef = { run: p.run, worker: p.worker, ...(p.span !== null ? { span: p.span } : {}) };
+    const baseRef: ProfileRef = { run: base.run, worker: base.worker, ...(base.span !== null ? { span: base.span } : {}) };
+    const showInTimeline = (side: ProfileRef, name: string) =>
+      p.setState({ view: "Trace", run: side.run, worker: side.worker, span: side.span ?? null, find: `op:${name}`, sel: null, t0: null, t1: null }, true);
+    body = (
+      <DiffBody
+        api={p.api}
+        d={answer.data}
+        byShape={byShape}
+        setGroup={(g) => p.setState({ dgroup: g === "name" ? null : g }, true)}
+        drill={{ base: baseRef, exp, show: showInTimeline }}
+      />
+    );
+  }
   return (
     <div className="diff">
       {picker}
@@ -88,7 +106,53 @@ const changeColumns = <R,>(pick: (r: R) => Change, kind: "duration" | "percent" 
   { id: `${what}rel`, header: `${what}Change %`, kind: "percent", value: (r) => pct(pick(r).rel) },
 ];
 
-function DiffBody({ d, byShape, setGroup }: { api: Api; d: DiffAnswer; byShape: boolean; setGroup: (g: string) => void }): ReactNode {
+interface Drill {
+  base: ProfileRef;
+  exp: ProfileRef;
+  show: (side: ProfileRef, name: string) => void;
+}
+
+/** One side's call stacks of an operator (the Operator view's `operators/stack` route). */
+function SideStacks({ api, side, row, byShape, label, show }: { api: Api; side: ProfileRef; row: OperatorDiff; byShape: boolean; label: string; show: () => void }): ReactNode {
+  const params: Record<string, string> = { ...side, name: row.name, group_by: byShape ? "name_input_shape" : "name" };
+  if (byShape && row.input_shape !== undefined) params.input_shape = row.input_shape;
+  const present = label === "Baseline" ? row.baseline !== null : row.experiment !== null;
+  const { data, error } = useApi<unknown>(api, present ? "operators/stack" : null, params);
+  const groups = data === undefined ? null : readStacks(data);
+  return (
+    <div className="diff-stack" data-testid={`diff-stack-${label.toLowerCase()}`}>
+      <div className="stack-group-head">
+        <strong>{label}</strong>{" "}
+        {present && (
+          <button type="button" className="btn" onClick={show} title="The longest call of this operator in that profile's timeline">
+            ▸ timeline
+          </button>
+        )}
+      </div>
+      {!present ? (
+        <div className="muted">Not in this profile.</div>
+      ) : error ? (
+        <div className="muted">{error.message}</div>
+      ) : groups === null ? (
+        <Loading what="call stacks" />
+      ) : groups.every((g) => g.frames.length === 0) ? (
+        <div className="muted">No call stack recorded (profile with with_stack=True).</div>
+      ) : (
+        groups.map((g, i) => (
+          <div className="stack-group" key={i}>
+            <div className="muted">
+              {g.calls !== null && `${formatCount(g.calls)} call${g.calls === 1 ? "" : "s"}`}
+              {g.hostTotal !== null && ` · host total ${formatDuration(g.hostTotal)}`}
+            </div>
+            {g.frames.length ? <StackFrames frames={g.frames} /> : <div className="muted">Calls without a recorded stack.</div>}
+          </div>
+        ))
+      )}
+    </div>
+  );
+}
+
+function DiffBody({ api, d, byShape, setGroup, drill }: { api: Api; d: DiffAnswer; byShape: boolean; setGroup: (g: string) => void; drill: Drill }): ReactNode {
   const stepRows: StepRow[] = useMemo(
     () => [{ figure: "Step time", c: d.steps }, ...Object.entries(d.breakdown_us).map(([k, c]) => ({ figure: d.labels[k] ?? k, c }))],
     [d],
@@ -260,7 +324,25 @@ function DiffBody({ d, byShape, setGroup }: { api: Api; d: DiffAnswer; byShape: 
           />
         }
       >
-        <DataTable rows={d.operators} columns={opColumns} csvName={`${slug}-operators`} initialSort={{ id: "abs", desc: true }} searchPlaceholder="Search operator names" height={480} testId="diff-op-table" />
+        <DataTable
+          rows={d.operators}
+          columns={opColumns}
+          csvName={`${slug}-operators`}
+          initialSort={{ id: "abs", desc: true }}
+          searchPlaceholder="Search operator names"
+          height={480}
+          testId="diff-op-table"
+          expand={{
+            canExpand: () => true,
+            render: (r) => (
+              <div className="grid2">
+                <SideStacks api={api} side={drill.base} row={r} byShape={byShape} label="Baseline" show={() => drill.show(drill.base, r.name)} />
+                <SideStacks api={api} side={drill.exp} row={r} byShape={byShape} label="Experiment" show={() => drill.show(drill.exp, r.name)} />
+              </div>
+            ),
+          }}
+        />
+        <div className="muted">Expand a row for its call stacks on both sides and links to its longest call in each timeline.</div>
       </Section>
       {d.kernels.length > 0 && (
         <Section title="Kernels (per step)" id="diff-kernels">
