@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from tests.fixtures.builders_diff import cpu_steps, gpu_trace
+from tests.fixtures.paths import REPO
 from torch_tb_profiler.analysis import diff as D
 from torch_tb_profiler.analysis import diff_rules as R
 from torch_tb_profiler.analysis.kernel_family import demangled_prefix, family
@@ -215,3 +217,29 @@ def test_demangled_prefix_ignores_plain_names() -> None:
     assert demangled_prefix("ncclKernel_AllReduce") is None
     assert family("void gemm_kernel<128, 64>(float*)") == family("void gemm_kernel<256, 32>(float*)")
     assert family("ampere_sgemm_64x32_tn") != family("ampere_sgemm_64x32_nn")
+
+
+def _ts_fields(interface: str) -> set[str]:
+    """The field names of one ``export interface`` of frontend/src/api/diff.ts (first level only)."""
+    text = (REPO / "frontend" / "src" / "api" / "diff.ts").read_text()
+    body = text.split(f"export interface {interface} ", 1)[1]
+    fields, depth = set(), 0
+    for line in body.splitlines()[1:]:
+        if depth == 0 and line.startswith("}"):
+            break
+        m = re.match(r"^  (\w+)\??:", line)
+        if depth == 0 and m:
+            fields.add(m.group(1))
+        depth += line.count("{") - line.count("}")
+    return fields
+
+
+def test_frontend_types_spell_the_answer(pair) -> None:
+    d = D.compare(*pair)
+    assert _ts_fields("DiffAnswer") == set(d)
+    assert _ts_fields("GpuDiff") == set(d["gpus"][0])
+    assert {"noise", "significant", "spread"} <= _ts_fields("NoisyChange") and set(d["steps"]) <= (
+        _ts_fields("NoisyChange") | {"baseline", "experiment", "delta", "rel"}
+    )
+    assert _ts_fields("WaterfallItem") == set(d["waterfall"]["items"][0])
+    assert _ts_fields("DiffSide") == set(d["baseline"])
