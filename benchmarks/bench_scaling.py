@@ -12,6 +12,7 @@ Shapes:
     deep       a chain n/2 deep and n/2 runtime calls that its deepest ops do not hold
     steps      a training-like trace: steps of ops, each op with a runtime launch and a kernel
     pycycle    python_function events whose parent ids form cycles, plus ops under them
+    threads    n/2 threads, each with one python frame and one op
 
 Usage:
     python benchmarks/bench_scaling.py [--sizes 12500 25000 50000 100000] [--shapes identical steps]
@@ -115,12 +116,24 @@ def pycycle(n: int) -> list[dict[str, Any]]:
     return events
 
 
+def threads(n: int) -> list[dict[str, Any]]:
+    """n/2 threads, each with one python frame holding one op."""
+    events: list[dict[str, Any]] = []
+    for i in range(n // 2):
+        events.append(
+            _x("python_function", "f", 0.0, 9.0, {"Python id": i + 1, "Python parent id": 0}, tid=i)
+        )
+        events.append(_x("cpu_op", "aten::mm", 1.0, 5.0, {"External id": i + 1}, tid=i))
+    return events
+
+
 SHAPES: dict[str, Callable[[int], list[dict[str, Any]]]] = {
     "identical": identical,
     "chain": chain,
     "deep": deep,
     "steps": training,
     "pycycle": pycycle,
+    "threads": threads,
 }
 
 ANALYSES: dict[str, Callable[[Any], Any]] = {

@@ -35,8 +35,7 @@ from torch_tb_profiler.analysis import names as name_index
 from torch_tb_profiler.analysis.breakdown import dataloader_ops, profiler_step_ops
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.tensor_cores import kernel_uses_tensor_cores, op_name_eligible
-from torch_tb_profiler.model import intervals as iv
-from torch_tb_profiler.model.build import nesting_tolerance
+from torch_tb_profiler.model.build import EnclosingOp, nesting_tolerance, op_tree
 
 GROUP_BY = ("name", "name_input_shape")
 SORT_KEYS = (
@@ -49,6 +48,7 @@ SORT_KEYS = (
     "tc_total_us",
 )
 _EXCLUDED_NAMES = ("DataParallel.forward", "DistributedDataParallel.forward")
+MAX_FRAMES = 1024  # python frames shown per call stack (a walk over trace ids is always bounded)
 
 
 def op_stats(profile) -> pd.DataFrame:
@@ -177,21 +177,42 @@ def _has_stack(profile) -> np.ndarray:
     result = name_index.mask(
         profile, "ops", lambda v: v not in ("", "nan", "None"), column="call_stack"
     ).copy()
-    py = profile.python
-    if not len(py) or not len(ops):
-        return result
-    # an op has frames when it lies inside a top-level python range of its thread
-    for (pid, tid), frames in py.groupby(["pid", "tid"], sort=False):
-        sel = np.flatnonzero(((ops["pid"] == pid) & (ops["tid"] == tid)).to_numpy())
-        if sel.size == 0:
-            continue
-        s, e = iv.union(frames["ts"].to_numpy(dtype=np.float64), frames["end"].to_numpy(dtype=np.float64))
-        ts = ops["ts"].to_numpy(dtype=np.float64)[sel]
-        end = ops["end"].to_numpy(dtype=np.float64)[sel]
-        k = np.searchsorted(s, ts, side="right") - 1
-        inside = (k >= 0) & (end <= e[np.maximum(k, 0)])
-        result[sel] |= inside
+    if len(profile.python) and len(ops):
+        # an op has frames when a python range of its thread encloses it
+        result |= innermost_frames(profile, np.arange(len(ops))) >= 0
     return result
+
+
+def _python_tree(profile) -> tuple[pd.DataFrame, EnclosingOp, float]:
+    """The python_function ranges nested by time per thread (as the op tree), their lookup and the
+    nesting tolerance; cached."""
+
+    def build() -> tuple[pd.DataFrame, EnclosingOp, float]:
+        py = profile.python
+        tol = nesting_tolerance(py, profile.ops)
+        frames = pd.DataFrame(
+            {c: py[c].to_numpy() for c in ("pid", "tid", "ts", "dur", "end")}, index=pd.RangeIndex(len(py))
+        )
+        tree, _ = op_tree(frames, tol)
+        return tree, EnclosingOp(tree), tol
+
+    return memoized(profile, "operators.python_tree", build)
+
+
+def innermost_frames(profile, op_rows: np.ndarray) -> np.ndarray:
+    """For each op row: the row of ``profile.python`` of the innermost python range on the op's thread
+    that encloses the op (within the nesting tolerance), or -1."""
+    if not len(profile.python) or op_rows.size == 0:
+        return np.full(op_rows.size, -1, dtype=np.int64)
+    tree, finder, tol = _python_tree(profile)
+    ops = profile.ops
+    o_end = ops["end"].to_numpy(dtype=np.float64)[op_rows]
+    cand = finder.find(
+        ops["pid"].to_numpy()[op_rows], ops["tid"].to_numpy()[op_rows], ops["ts"].to_numpy()[op_rows]
+    )
+    cand = finder.up_while(cand, lambda c, sel: o_end[sel] > finder.end[c] + tol)
+    orig = tree["_orig"].to_numpy()
+    return np.where(cand >= 0, orig[np.maximum(cand, 0)], -1)
 
 
 def _shape_label(text: str) -> str:
@@ -338,51 +359,28 @@ def python_parents(py: pd.DataFrame) -> np.ndarray:
 
 
 def python_frames(profile, op_rows: np.ndarray) -> list[tuple[str, ...]]:
-    """For each op: names of the python_function ranges enclosing it on its thread, innermost first."""
+    """For each op: names of the python_function ranges enclosing it on its thread, innermost first:
+    the innermost enclosing range, then its ``Python parent id`` chain (``python_parents``: links that
+    cannot cycle), at most ``MAX_FRAMES`` frames."""
     py = profile.python
-    ops = profile.ops
     out: list[tuple[str, ...]] = [() for _ in op_rows]
     if not len(py) or op_rows.size == 0:
         return out
     names = py["name"].astype(str).to_numpy()
-    p_ts = py["ts"].to_numpy(dtype=np.float64)
-    p_end = py["end"].to_numpy(dtype=np.float64)
     py_parent = python_parents(py)
-    chain_cache: dict[int, tuple[str, ...]] = {}
+    chains: dict[int, tuple[str, ...]] = {}
 
     def chain(j: int) -> tuple[str, ...]:
-        found = []
-        k = j
-        while k >= 0 and k not in chain_cache:
-            found.append(k)
-            k = int(py_parent[k])
-        tail = chain_cache.get(k, ())
-        for r in reversed(found):
-            tail = (names[r], *tail)
-            chain_cache[r] = tail
-        return chain_cache[j]
+        if j not in chains:
+            found = []
+            k = j
+            while k >= 0 and len(found) < MAX_FRAMES:
+                found.append(names[k])
+                k = int(py_parent[k])
+            chains[j] = tuple(found)
+        return chains[j]
 
-    threads = {key: idx for key, idx in py.groupby(["pid", "tid"], sort=False).indices.items()}
-    sorted_threads = {}
-    for key, idx in threads.items():
-        order = idx[np.lexsort((-(p_end[idx] - p_ts[idx]), p_ts[idx]))]
-        sorted_threads[key] = (order, p_ts[order])
-    o_ts = ops["ts"].to_numpy(dtype=np.float64)
-    o_end = ops["end"].to_numpy(dtype=np.float64)
-    o_pid = ops["pid"].to_numpy()
-    o_tid = ops["tid"].to_numpy()
-    for i, r in enumerate(op_rows):
-        entry = sorted_threads.get((o_pid[r], o_tid[r]))
-        if entry is None:
-            continue
-        order, starts = entry
-        k = int(np.searchsorted(starts, o_ts[r], side="right")) - 1
-        if k < 0:
-            continue
-        j = int(order[k])
-        # the last frame started before the op is inside the innermost frame holding the op
-        while j >= 0 and not (p_ts[j] <= o_ts[r] and o_end[r] <= p_end[j]):
-            j = int(py_parent[j])
+    for i, j in enumerate(innermost_frames(profile, np.asarray(op_rows)).tolist()):
         if j >= 0:
             out[i] = chain(j)
     return out

@@ -46,7 +46,7 @@ def profile_from_tables(
     """The model over a file's tables; ``top`` is its metadata keys, ``repairs`` what decoding fixed."""
     meta = _meta(top, [*repairs, *tables.warnings], tables, event_count=event_count)
     tol = nesting_tolerance(tables.ops, tables.runtimes)
-    ops, partial = _op_tree(tables.ops, tol)
+    ops, partial = op_tree(tables.ops, tol)
     meta.partial_overlaps = partial
     # rows of ops were re-ordered by the tree build: remap references into ops
     new_row = np.empty(len(ops), dtype=np.int64)
@@ -180,7 +180,7 @@ def nesting_tolerance(*tables: pd.DataFrame) -> float:
     return max(ROUNDING_US, 2.0 * float(np.spacing(biggest)))
 
 
-def _op_tree(ops: pd.DataFrame, tol: float = ROUNDING_US) -> tuple[pd.DataFrame, int]:
+def op_tree(ops: pd.DataFrame, tol: float = ROUNDING_US) -> tuple[pd.DataFrame, int]:
     """Sort ops by thread then (ts, -dur) and give each its parent row, depth and ``last`` (one past
     the last row of its subtree: rows are in depth-first order, so a subtree is rows [i, last))."""
     n = len(ops)
@@ -231,39 +231,41 @@ class EnclosingOp:
     """Vectorised lookup of the deepest op on a thread whose range contains a time."""
 
     def __init__(self, ops: pd.DataFrame) -> None:
+        """``ops`` as ``op_tree`` leaves them: sorted by thread, then (ts, -dur), with ``parent``."""
         self.ts = ops["ts"].to_numpy()
         self.end = ops["end"].to_numpy()
         self.parent = ops["parent"].to_numpy()
         self._ups: list[np.ndarray] | None = None
-        pid, tid = ops["pid"].to_numpy(), ops["tid"].to_numpy()
-        # ops are sorted by thread: each thread is one contiguous block of rows
-        self.threads: dict[tuple[str, str], tuple[int, int]] = {}
-        if len(pid):
-            change = np.flatnonzero((pid[1:] != pid[:-1]) | (tid[1:] != tid[:-1])) + 1
-            cuts = [0, *change.tolist(), len(pid)]
-            for lo, hi in itertools.pairwise(cuts):
-                self.threads[(pid[lo], tid[lo])] = (lo, hi)
+        # rows by start time; stable, so among equal starts the thread's later (deeper) row comes last
+        order = np.argsort(self.ts, kind="stable")
+        self._by_start = pd.DataFrame(
+            {
+                "ts": self.ts[order].astype(np.float64),
+                "pid": ops["pid"].to_numpy()[order],
+                "tid": ops["tid"].to_numpy()[order],
+                "row": order.astype(np.int64),
+            }
+        )
 
     def find(self, pid: np.ndarray, tid: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """For each (pid, tid, t): the row of the deepest op on that thread with ts <= t < end, or -1."""
         result = np.full(len(t), -1, dtype=np.int64)
-        if not len(t) or not self.threads:
+        if not len(t) or not len(self._by_start):
             return result
+        times = np.asarray(t, dtype=np.float64)
         queries = pd.DataFrame(
-            {"pid": pd.Series(pid, dtype=object).astype(str), "tid": pd.Series(tid, dtype=object).astype(str)}
-        )
-        for key, rows in queries.groupby(["pid", "tid"], sort=False).indices.items():
-            block = self.threads.get(key)
-            if block is None:
-                continue
-            lo, hi = block
-            rows = np.asarray(rows)
-            times = t[rows]
-            # ops of this thread are sorted by (ts, -dur): the last op starting at or before t is on the
-            # path to the deepest op containing t; walk up parents until one contains t
-            cand = lo + np.searchsorted(self.ts[lo:hi], times, side="right") - 1
-            cand[cand < lo] = -1
-            result[rows] = self.up_while(cand, lambda c, sel, times=times: ~(self.end[c] > times[sel]))
-        return result
+            {
+                "ts": times,
+                "pid": pd.Series(pid, dtype=object).astype(str).to_numpy(),
+                "tid": pd.Series(tid, dtype=object).astype(str).to_numpy(),
+                "q": np.arange(len(times)),
+            }
+        ).sort_values("ts", kind="stable")
+        # the op of the same thread that starts last at or before t is on the path to the deepest op
+        # containing t (rows are depth-first); walk up its ancestors until one contains t
+        last = pd.merge_asof(queries, self._by_start, on="ts", by=["pid", "tid"], direction="backward")
+        result[last["q"].to_numpy()] = last["row"].fillna(-1).to_numpy().astype(np.int64)
+        return self.up_while(result, lambda c, sel: ~(self.end[c] > times[sel]))
 
     def up_while(self, cand: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> np.ndarray:
         """Move each candidate op up to its parent while ``bad(ops, positions)`` holds (-1: none left).
