@@ -257,3 +257,36 @@ def test_off_disables_and_bad_locations_are_refused(monkeypatch: pytest.MonkeyPa
     assert persist.open_store() is None
     with pytest.raises(persist.IndexUnavailable, match="index location"):
         persist.open_store("nosuchscheme://bucket/prefix")
+
+
+def test_tensorboard_reopens_a_logdir_from_its_index(tmp_path: Path, job: Path) -> None:
+    from tests.fixtures.tensorboard_server import tensorboard
+
+    index_dir = tmp_path / "index"
+    answers = []
+    flags: list[list[bool]] = []
+    for extra, env in (
+        ((), {persist.INDEX_DIR_ENV: str(index_dir)}),  # the env var: parses, writes the index
+        (("--profiler_index_dir", str(index_dir)), {}),  # the flag (env off, from tests/conftest.py)
+    ):
+        with tensorboard(job, *extra, env=env, tmp=tmp_path) as tb:
+            runs = tb.wait_loaded()
+            flags.append([f["from_index"] for r in runs["runs"] for f in r["files"]])
+            answers.append([tb.get("overview", run="ddp", worker=w) for w in ("rank0", "rank1")])
+    assert flags == [[False, False], [True, True]]
+    assert answers[0] == answers[1] and answers[0][0][0] == 200
+
+
+def test_tensorboard_refuses_an_unusable_index_dir(tmp_path: Path, job: Path) -> None:
+    import subprocess
+    import sys
+
+    exe = Path(sys.executable).with_name("tensorboard")
+    done = subprocess.run(
+        [str(exe), "--logdir", str(job), "--profiler_index_dir", "nosuchscheme://x", "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "--profiler_index_dir" in done.stderr

@@ -25,6 +25,7 @@ from torch_tb_profiler.ingest.errors import Ambiguous, LookupFailed
 from torch_tb_profiler.ingest.loading import DEFAULT_INTERVAL_S, RunStore
 from torch_tb_profiler.ingest.persist import INDEX_DIR_ENV, IndexUnavailable, open_store
 from torch_tb_profiler.ingest.warmup import Warmer
+from torch_tb_profiler.model import Profile
 from torch_tb_profiler.views import VIEW_MODULES
 from torch_tb_profiler.views.common import Handler, HttpError, error_response, json_response
 
@@ -145,6 +146,14 @@ def _stop_on_signals(store: RunStore) -> None:
             return
 
 
+def _prepare_overview(profile: Profile) -> None:
+    """A profile read from the index is ready in a fraction of a second: compute what its overview needs
+    (kept on the profile) before the user asks, so the first overview answers at once."""
+    from torch_tb_profiler.analysis.overview import overview
+
+    overview(profile)
+
+
 class TorchProfilerPlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
 
@@ -166,7 +175,11 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
             log.warning("persisted index disabled: %s", e)
             index = None
         self.store = RunStore(
-            logdir, interval=interval, processes=int(processes) if processes else None, index=index
+            logdir,
+            interval=interval,
+            processes=int(processes) if processes else None,
+            index=index,
+            on_indexed=_prepare_overview,
         )
         self.store.start()
         _stop_on_signals(self.store)

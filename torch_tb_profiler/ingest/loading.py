@@ -18,7 +18,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,9 +63,13 @@ class RunStore:
         settle_seconds: float = 2.0,
         location: Location | None = None,
         index: IndexStore | None = None,
+        on_indexed: Callable[[Profile], None] | None = None,
     ) -> None:
         self.logdir = logdir
         self.index = index  # persisted index: read before parsing, written after (None: never)
+        # called on the loading thread with each profile read from the index, once it is ready (the
+        # plugin computes its overview there: a re-opened logdir answers its first request at once)
+        self._on_indexed = on_indexed
         self.interval = interval
         self._settle_seconds = settle_seconds
         self._scan_error: str | None = None
@@ -241,6 +245,11 @@ class RunStore:
                     self._profiles[path] = outcome
             if indexed is None and not isinstance(outcome, str):
                 self._save_index(f, outcome)
+            elif indexed is not None and self._on_indexed is not None:
+                try:
+                    self._on_indexed(indexed)
+                except Exception:
+                    log.exception("after reading the index of %s", f.info.path)
         finally:
             with self._idle:
                 self._inflight -= 1
