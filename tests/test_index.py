@@ -290,3 +290,28 @@ def test_tensorboard_refuses_an_unusable_index_dir(tmp_path: Path, job: Path) ->
     )
     assert done.returncode != 0
     assert "--profiler_index_dir" in done.stderr
+
+
+def test_summary_reads_a_current_index_instead_of_parsing(
+    tmp_path: Path,
+    job: Path,
+    stores: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import json
+
+    from torch_tb_profiler import cli
+    from torch_tb_profiler.ingest import parse_split
+
+    assert cli.main(["summary", str(job), "--json"]) == 0
+    parsed = json.loads(capsys.readouterr().out)
+    stores(job, _index(tmp_path))  # writes the index
+    monkeypatch.setenv(persist.INDEX_DIR_ENV, str(tmp_path / "index"))
+
+    def no_parsing(*args: Any, **kwargs: Any) -> None:
+        raise AssertionError("parsed although the index is current")
+
+    monkeypatch.setattr(parse_split, "load_split", no_parsing)
+    assert cli.main(["summary", str(job), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == parsed

@@ -132,6 +132,7 @@ def summarise(
     profile of a run/span that has several workers (for the ``distributed`` key)."""
     from torch_tb_profiler.analysis import distributed  # heavy imports only when there is work
     from torch_tb_profiler.ingest.parse_split import load_split
+    from torch_tb_profiler.ingest.persist import read_current
 
     group_size: dict[tuple[str, str], int] = {}
     for f in files:
@@ -147,10 +148,14 @@ def summarise(
                 )
                 continue
             try:
-                local = local_copy(loc, f.info)
-                profile = load_split(
-                    local, helper.submit if two_cores else None, run=f.run, worker=f.worker, span=f.span
-                )
+                profile = read_current(loc, f.info)  # a current persisted index (docs/scale.md)
+                if profile is not None:
+                    profile.run, profile.worker, profile.span = f.key
+                else:
+                    local = local_copy(loc, f.info)
+                    profile = load_split(
+                        local, helper.submit if two_cores else None, run=f.run, worker=f.worker, span=f.span
+                    )
             except Exception as exc:  # a broken file is reported, never fatal
                 out.append(
                     failed_summary(f.run, f.worker, f.span, f"cannot load {display(f.info.path)}: {exc}")

@@ -257,3 +257,19 @@ def open_store(url: str | None = None) -> IndexStore | None:
     except StorageError as e:
         raise IndexUnavailable(f"index location {target}: {e}") from None
     return IndexStore(loc, max_bytes() if loc.is_local else None)
+
+
+def read_current(loc: Location, info: FileInfo) -> Profile | None:
+    """The profile from the default index location (env or per-user folder) when a current index is
+    there; None otherwise (turned off, absent, stale, unreadable: the caller parses)."""
+    try:
+        store = open_store()
+    except IndexUnavailable:
+        return None
+    if store is None:
+        return None
+    try:
+        return store.load(loc, info).profile
+    except Exception as e:
+        log.warning("reading the index of %s failed: %s", info.path, e)
+        return None
