@@ -212,3 +212,25 @@ def test_summary_depth(profile: Profile) -> None:
     top = modules.summary(profile, depth=1)
     assert [(r["name"], r["host_total_us"]) for r in top] == [("Net_0", 800), ("Hook_0", 100)]
     assert {r["depth"] for r in modules.summary(profile, depth=2)} == {0, 1}
+
+
+def test_lightning_hooks_per_step(tmp_path: Path) -> None:
+    from torch_tb_profiler.analysis import lightning
+
+    b = _lightning()
+    b.annotation("[pl][profile][_TrainingEpochLoop].train_dataloader_next", 0, 10)  # [0, 10)
+    (step,) = lightning.breakdown(load(b, tmp_path))
+    # step [0, 1000): fetch [0,10); training_step [30,330); backward [400,700); optimizer_step [20,820)
+    # minus those; callback [950,970); run_training_batch [10,910) minus the rest; outside: the gaps
+    assert step["parts"] == {
+        "data_fetching": 10,
+        "step": 300,
+        "backward": 300,
+        "optimizer": 800 - 300 - 300,
+        "callbacks": 20,
+        "other_hooks": 900 - 800,
+        "outside_hooks": 1000 - 10 - 900 - 20,
+    }
+    assert lightning.part_of("[LightningModule]M.on_train_batch_start") == "callbacks"
+    assert lightning.part_of("[Strategy]S.batch_to_device") == "data_fetching"
+    assert lightning.breakdown(load(_trace(), tmp_path / "plain")) == []

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
-import { type ModuleNode, allParents, buildTree, icicle, pathTo, readModules, visibleRows } from "../src/views/moduleTree";
+import { type ModuleNode, HOOK_PARTS, allParents, buildTree, icicle, pathTo, readHookStep, readModules, visibleRows } from "../src/views/moduleTree";
 import { readRows } from "../src/views/Operator";
 
 const doc = readFileSync(fileURLToPath(new URL("../../docs/api.md", import.meta.url)), "utf-8");
@@ -43,6 +43,7 @@ describe("modules answer", () => {
     expect(a.has_device).toBe(true);
     expect(a.threads["100/100"]).toBe("thread 100 (python)");
     expect(a.nodes[1]).toMatchObject({ id: 1, parent: 0, name: "Linear_0", cls: "Linear", host_total_us: 100, device_self_us: 50, longest_us: 100 });
+    expect(a.hook_steps).toEqual([]);
     const ops = readRows(example("modules/operators"));
     expect(ops[0]).toMatchObject({ name: "aten::linear", calls: 1, hostSelf: 75, hostTotal: 80, deviceSelf: 50 });
   });
@@ -100,5 +101,15 @@ describe("icicle", () => {
     const bars = icicle(roots, "device", null);
     expect(bars.map((b) => b.node.name)).toEqual(["Net", "A"]); // Other has no device time
     expect(icicle(roots, "host", null, 0.15).map((b) => b.node.name)).toEqual(["Net", "A", "Other"]);
+  });
+});
+
+describe("hook steps", () => {
+  it("reads the documented shape, every part present", () => {
+    const doc = '{"number": 2, "name": "ProfilerStep#2", "duration_us": 1000.0, "parts": {"data_fetching": 10.0, "step": 300.0, "backward": 300.0, "optimizer": 200.0, "callbacks": 20.0, "other_hooks": 100.0, "outside_hooks": 70.0}}';
+    const s = readHookStep(JSON.parse(doc));
+    expect(s.number).toBe(2);
+    expect(HOOK_PARTS.reduce((t, k) => t + s.parts[k], 0)).toBe(1000);
+    expect(readHookStep({ number: 1, parts: {} }).parts.backward).toBe(0);
   });
 });

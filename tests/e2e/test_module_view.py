@@ -46,7 +46,11 @@ def test_tree_flame_and_operators(tb_samples, page, rec):
     # search by class keeps the matches and their ancestors
     page.fill('[data-testid="module-search"]', "batchnorm")
     _until(page, lambda: len(_rows(page)) == 6, "the search to filter the rows")
-    assert [n for n in _rows(page) if n.startswith("BatchNorm")] == ["BatchNorm2d_0", "BatchNorm2d_1", "BatchNorm2d_2"]
+    assert [n for n in _rows(page) if n.startswith("BatchNorm")] == [
+        "BatchNorm2d_0",
+        "BatchNorm2d_1",
+        "BatchNorm2d_2",
+    ]
     page.fill('[data-testid="module-search"]', "")
 
     # the flame graph: one bar per module wide enough to draw, the root full width
@@ -97,6 +101,18 @@ def test_lightning_hooks(tb_samples, page, rec):
     page.click('[data-testid="expand-all"]')
     assert "[Strategy]SingleDeviceStrategy.backward" in _rows(page)
     assert "[_TrainingEpochLoop].train_dataloader_next" in _rows(page)
+    # hooks per step: the parts of each step add up to its duration, as the API says
+    _, api = tb_samples.get("modules", **LIGHTNING, tree="hooks")
+    steps = page.locator('[data-testid="hook-step"]')
+    assert steps.count() == len(api["hook_steps"]) == 3
+    first = steps.first
+    duration = float(first.locator("td.num").first.get_attribute("data-value"))
+    parts = [
+        float(v) for v in first.locator("td[data-part]").evaluate_all("es => es.map(e => e.dataset.value)")
+    ]
+    assert sum(parts) == pytest.approx(duration) == pytest.approx(api["hook_steps"][0]["duration_us"])
+    assert float(first.locator('td[data-part="backward"]').get_attribute("data-value")) > 0
+    shot(page, "module_lightning.png")
     assert rec.errors == []
 
 

@@ -59,7 +59,8 @@ def workers(request: Request, store: RunStore) -> list[str]:
         with_view = {p.worker for p in store.profiles_of_run(run) if len(getattr(p, column))}
         names = [w for w in names if w in with_view]
     elif view == "Module":
-        names = [w for w in names if w in {p.worker for p in store.profiles_of_run(run) if has_module_view(p)}]
+        with_view = {p.worker for p in store.profiles_of_run(run) if has_module_view(p)}
+        names = [w for w in names if w in with_view]
     return names
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
+from torch_tb_profiler.analysis import lightning
 from torch_tb_profiler.analysis import modules as mod
 from torch_tb_profiler.analysis.summary import clean
 from torch_tb_profiler.ingest.loading import RunStore
@@ -72,6 +73,7 @@ def modules(request: Request, store: RunStore) -> dict[str, Any]:
             "main_thread": mod.main_thread(profile, fig),
             "threads": mod.thread_labels(profile, fig),
             "nodes": fig[list(NODE_KEYS)].to_dict("records"),
+            "hook_steps": lightning.breakdown(profile) if which == "hooks" else [],
         }
     )
 

@@ -8,6 +8,9 @@ import { fileSlug } from "../lib/csv";
 import { formatCount, formatDuration, formatPercent } from "../lib/format";
 import { useApi } from "../lib/useApi";
 import {
+  HOOK_PARTS,
+  type HookPart,
+  type HookStep,
   type Bar,
   type Metric,
   type ModuleNode,
@@ -219,6 +222,74 @@ function FlameGraph({
   );
 }
 
+const PART_LABELS: Record<HookPart, string> = {
+  data_fetching: "Data fetching",
+  step: "Step hook",
+  backward: "Backward",
+  optimizer: "Optimizer",
+  callbacks: "Callbacks",
+  other_hooks: "Other hooks",
+  outside_hooks: "Outside hooks",
+};
+const PART_COLORS: Record<HookPart, string> = {
+  data_fetching: "#edc948",
+  step: "#4e79a7",
+  backward: "#e15759",
+  optimizer: "#59a14f",
+  callbacks: "#b07aa1",
+  other_hooks: "#76b7b2",
+  outside_hooks: "#9e9e9e",
+};
+
+function HookSteps({ steps }: { steps: HookStep[] }): ReactNode {
+  const used = HOOK_PARTS.filter((k) => steps.some((s) => s.parts[k] > 0));
+  return (
+    <div className="mt-scroll" data-testid="hook-steps">
+      <table className="mt-table">
+        <thead>
+          <tr>
+            <th>Step</th>
+            <th className="num">Duration</th>
+            <th className="hs-barcol">Share</th>
+            {used.map((k) => (
+              <th key={k} className="num">
+                <span className="hs-swatch" style={{ background: PART_COLORS[k] }} />
+                {PART_LABELS[k]}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {steps.map((s) => (
+            <tr key={s.number} data-testid="hook-step" data-name={s.name}>
+              <td>{s.name}</td>
+              <td className="num" data-value={s.duration_us}>{formatDuration(s.duration_us)}</td>
+              <td className="hs-barcol">
+                <div className="hs-bar">
+                  {used.map((k) =>
+                    s.parts[k] > 0 ? (
+                      <span
+                        key={k}
+                        style={{ width: `${(100 * s.parts[k]) / (s.duration_us || 1)}%`, background: PART_COLORS[k] }}
+                        title={`${PART_LABELS[k]}: ${formatDuration(s.parts[k])} (${formatPercent((100 * s.parts[k]) / (s.duration_us || 1))})`}
+                      />
+                    ) : null,
+                  )}
+                </div>
+              </td>
+              {used.map((k) => (
+                <td key={k} className="num" data-part={k} data-value={s.parts[k]}>
+                  {formatDuration(s.parts[k])}
+                </td>
+              ))}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 function Inside({ p, a, node }: { p: ViewProps; a: ModulesAnswer; node: ModuleNode }): ReactNode {
   const params = { ...profileParams(p), tree: a.tree, step: String(a.step), node: String(node.id) };
   const { data, error } = useApi<unknown>(p.api, "modules/operators", params);
@@ -295,6 +366,15 @@ export function ModuleView(p: ViewProps): ReactNode {
         <div className="muted mt-note">{sourceNote}</div>
         <ModuleTable key={`${a.tree}`} a={a} roots={roots} selected={selected} onSelect={select} />
       </Section>
+      {a.tree === "hooks" && a.hook_steps.length > 0 && (
+        <Section title="Lightning hooks per step" id="module-hook-steps">
+          <div className="muted mt-note">
+            Each instant of a step goes to the first part whose hooks cover it, in the column order (callbacks: [Callback] and other on_* hooks); an
+            optimizer_step holds the closure that runs training_step and backward, so its own column is the rest.
+          </div>
+          <HookSteps steps={a.hook_steps} />
+        </Section>
+      )}
       <Section
         title="Flame graph"
         id="module-flame"

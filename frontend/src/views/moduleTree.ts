@@ -28,6 +28,24 @@ export interface ModuleStep {
   duration_us: number;
 }
 
+/** Lightning hooks per step: µs per part (analysis/lightning.py), summing to the step's duration. */
+export const HOOK_PARTS = ["data_fetching", "step", "backward", "optimizer", "callbacks", "other_hooks", "outside_hooks"] as const;
+export type HookPart = (typeof HOOK_PARTS)[number];
+
+export interface HookStep {
+  number: number;
+  name: string;
+  duration_us: number;
+  parts: Record<HookPart, number>;
+}
+
+export function readHookStep(r: unknown): HookStep {
+  const raw = isObj(r) ? r.parts : undefined;
+  const parts = {} as Record<HookPart, number>;
+  for (const k of HOOK_PARTS) parts[k] = num(raw, k) ?? 0;
+  return { number: num(r, "number") ?? 0, name: str(r, "name"), duration_us: num(r, "duration_us") ?? 0, parts };
+}
+
 export interface ModulesAnswer {
   tree: "modules" | "hooks";
   source: string;
@@ -39,6 +57,7 @@ export interface ModulesAnswer {
   main_thread: string | null;
   threads: Record<string, string>;
   nodes: ModuleNode[];
+  hook_steps: HookStep[];
 }
 
 export function readNode(r: unknown): ModuleNode {
@@ -76,6 +95,7 @@ export function readModules(d: unknown): ModulesAnswer {
     main_thread: isObj(d) && typeof d.main_thread === "string" ? d.main_thread : null,
     threads,
     nodes: arr(d, "nodes").map(readNode),
+    hook_steps: arr(d, "hook_steps").map(readHookStep),
   };
 }
 
