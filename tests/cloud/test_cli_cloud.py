@@ -55,3 +55,31 @@ def test_summary_reports_a_missing_bucket(backend: Backend, tmp_path: Path) -> N
     assert out.returncode != 0
     assert "does not exist" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_compare_a_cloud_file_with_a_local_one(backend: Backend, tmp_path: Path) -> None:
+    tree = logdir_tree()
+    backend.upload(tree)
+    rel = "run_a/worker1.1700000000001.pt.trace.json.gz"
+    local = tmp_path / "logs" / rel
+    local.parent.mkdir(parents=True)
+    local.write_bytes(tree[rel])
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(REPO),
+        **backend.env,
+        "TORCH_PROFILER_CACHE_DIR": str(tmp_path / "cache"),
+    }
+    argv = [sys.executable, "-m", "torch_tb_profiler.cli", "compare", backend.url(f"logs/{rel}"), str(local)]
+    out = subprocess.run(
+        [*argv, "--json", "--fail-on", "step_time>+0%"], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["baseline"]["worker"] == doc["experiment"]["worker"] == "worker1"
+    assert doc["steps"]["delta"] == 0.0 and doc["verdict"]["failed"] == []
+    missing = subprocess.run(
+        [*argv[:-2], f"{backend.scheme}://no-such-{backend.bucket}/logs", str(local)],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert missing.returncode == 2 and "baseline" in missing.stderr and "Traceback" not in missing.stderr
