@@ -15,6 +15,7 @@ import pytest
 from tests.fixtures.paths import REPO, shared_trace
 from torch_tb_profiler.analysis import diff as D
 from torch_tb_profiler.ingest.loading import load_profile
+from torch_tb_profiler.report_compare import render
 
 NW0 = "kineto_samples/resnet50_num_workers_0"
 NW4 = "kineto_samples/resnet50_num_workers_4"
@@ -62,6 +63,8 @@ def test_a_2x_pair_of_ranks() -> None:
     assert {c["collective"] for c in d["distributed"]["collectives"]} >= {"all_reduce"}
     assert len(d["gpus"]) == 1 and d["gpus"][0]["baseline_id"] != d["gpus"][0]["id"]  # each rank's own GPU
     assert not any("ran kernels only" in n for n in d["notes"])
+    text = render(d, 3)
+    assert "distributed (rank 0 → 1), mean per step:" in text and "all_reduce    avg latency" in text
 
 
 def test_gate_fails_on_an_injected_slowdown(tmp_path: Path) -> None:

@@ -75,6 +75,19 @@ def render(d: dict[str, Any], top: int) -> str:
         lines.append(
             f"memory {m['device']}: peak allocated {_bytes(c['baseline'])} → {_bytes(c['experiment'])}"
         )
+    dist = d.get("distributed")
+    if dist:
+        lines.append("")
+        lines.append(
+            f"distributed (rank {dist['rank']['baseline']} → {dist['rank']['experiment']}), mean per step:"
+        )
+        for key, c in dist["overlap_us"].items():
+            lines.append(_noisy_line(key, {**c, "significant": True}))
+        for c in dist["collectives"]:
+            lat = c["avg_latency_us"]
+            lines.append(
+                f"  {c['collective']:<14}avg latency {_ms(lat['baseline'])} → {_ms(lat['experiment'])} ({_pct(lat['rel'])})"
+            )
     if d["notes"]:
         lines.append("")
         lines.append("notes:")
