@@ -103,3 +103,11 @@ def test_bad_input(tb: TensorBoard, route: str, params: dict[str, str], status: 
 def test_no_modules_is_404(tb: TensorBoard) -> None:
     status, body = tb.get("modules", run="plain_no_steps", worker="worker0")
     assert status == 404 and "with_modules" in body["error"]
+
+
+def test_show_in_timeline_finds_the_module_event(tb: TensorBoard) -> None:
+    nodes = tb.get("modules", **RESNET)[1]["nodes"]
+    block = next(n for n in nodes if n["name"] == "ResidualBlock_0")
+    status, place = tb.get("timeline/longest", **RESNET, name=block["event"], kind="any")
+    assert status == 200 and place["name"] == "nn.Module: ResidualBlock_0"
+    assert place["dur_us"] == pytest.approx(block["longest_us"], rel=1e-6)
