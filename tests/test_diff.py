@@ -243,3 +243,28 @@ def test_frontend_types_spell_the_answer(pair) -> None:
     )
     assert _ts_fields("WaterfallItem") == set(d["waterfall"]["items"][0])
     assert _ts_fields("DiffSide") == set(d["baseline"])
+
+
+def _with_memory(path: Path, peak: int) -> Path:
+    from tests.fixtures.trace_builder import TraceBuilder
+
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.op("aten::empty", 10, 20)
+    b.memory(15, peak, addr=1, total_allocated=peak, total_reserved=2048, device_type=1, device_id=0)
+    b.memory(25, -peak, addr=1, total_allocated=0, total_reserved=2048, device_type=1, device_id=0)
+    return b.write(path)
+
+
+def test_memory_peaks_and_rules(tmp_path: Path) -> None:
+    base = _load(_with_memory(tmp_path / "a.pt.trace.json", 256), "a")
+    exp = _load(_with_memory(tmp_path / "b.pt.trace.json", 512), "b")
+    d = D.compare(base, exp)
+    (row,) = d["memory"]
+    assert row["device"] == "GPU0"
+    assert row["peak_allocated_bytes"] == {"baseline": 256, "experiment": 512, "delta": 256, "rel": 1.0}
+    assert row["peak_reserved_bytes"]["delta"] == 0
+    assert R.evaluate(R.parse("memory:GPU0.peak_allocated>+50%"), d)["failed"]
+    assert not R.evaluate(R.parse("memory:GPU0.peak_allocated>+1KiB"), d)["failed"]
+    with pytest.raises(R.RuleError, match="no memory records for device 'GPU1'"):
+        R.evaluate(R.parse("memory:GPU1.peak_allocated>0"), d)
