@@ -1,11 +1,11 @@
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { type Api, pageApi } from "./api/client";
-import { type RunsAnswer, normalizeNames, normalizeRuns } from "./api/runs";
+import { type RunsAnswer, defaultWorker, normalizeNames, normalizeRuns, workerFailed, workerLoaded } from "./api/runs";
 import { Empty, ErrorBox, Loading, Select } from "./components/common";
 import { RunStatus } from "./components/RunStatus";
 import { copyText } from "./lib/source";
 import { useTheme } from "./lib/theme";
-import { useUrlState } from "./lib/urlState";
+import { tensorBoardPage, useUrlState } from "./lib/urlState";
 import { VIEWS, viewLabel, viewKey } from "./views/registry";
 
 const POLL_LOADING_MS = 3000;
@@ -69,7 +69,11 @@ export function App(): ReactNode {
   const [copied, setCopied] = useState("");
 
   const runs = answer?.runs ?? [];
-  const run = runs.find((r) => r.name === state.run) ?? runs[0] ?? null;
+  // A linked run that is not (yet) there: wait while the logdir is being scanned, then say so.
+  const linkedRun = state.run ? (runs.find((r) => r.name === state.run) ?? null) : null;
+  const waitForRun = !!state.run && !linkedRun && !!answer?.scanning;
+  const run = linkedRun ?? (waitForRun ? null : (runs[0] ?? null));
+  const [notice, setNotice] = useState("");
   const runVersion = run ? `${run.version}|${run.loading}|${run.errors.length}` : "";
 
   // A run that reloaded (new or changed files) invalidates cached answers.
@@ -85,27 +89,50 @@ export function App(): ReactNode {
 
   const workers = useNames(api, "workers", run && view ? { run: run.name, view } : null, runVersion);
   const workerNames = workers.names ?? [];
-  const worker = workerNames.find((w) => w === state.worker) ?? workerNames[0] ?? null;
+  const worker = workerNames.find((w) => w === state.worker) ?? (run ? defaultWorker(run, workerNames) : null);
 
   const spans = useNames(api, "spans", run && worker ? { run: run.name, worker } : null, runVersion);
   const spanNames = spans.names ?? [];
-  const span = spanNames.find((s) => s === state.span) ?? spanNames[0] ?? null;
+  const span =
+    spanNames.find((s) => s === state.span) ??
+    (run && worker ? spanNames.find((s) => workerLoaded(run, worker, s)) : undefined) ??
+    spanNames[0] ??
+    null;
 
   // Write the effective selection back, so the address always links to what is shown.
+  // A linked name that does not exist is replaced, and the notice says which and by what (only for the
+  // selection the page opened with: later changes are the user's own).
+  const opening = useRef(true);
   useEffect(() => {
     const patch: Record<string, string | null> = {};
-    if (run && state.run !== run.name) patch.run = run.name;
-    if (view && state.view !== view) patch.view = view;
-    if (worker && state.worker !== worker) patch.worker = worker;
-    if (spans.names && (span ?? null) !== (state.span ?? null)) patch.span = span;
+    const missing: string[] = [];
+    if (run && state.run !== run.name) {
+      if (state.run) missing.push(`run “${state.run}” does not exist; showing “${run.name}”`);
+      patch.run = run.name;
+    }
+    if (view && state.view !== view) {
+      if (state.view && views.names) missing.push(`run “${run?.name}” has no ${state.view} view; showing ${viewLabel(view)}`);
+      patch.view = view;
+    }
+    if (worker && state.worker !== worker) {
+      if (state.worker && workers.names) missing.push(`worker “${state.worker}” is not in this run${view ? ` (${viewLabel(view)} view)` : ""}; showing “${worker}”`);
+      patch.worker = worker;
+    }
+    if (spans.names && (span ?? null) !== (state.span ?? null)) {
+      if (state.span) missing.push(`span “${state.span}” does not exist; showing span “${span}”`);
+      patch.span = span;
+    }
+    if (missing.length && opening.current) setNotice(`The link asked for what is not here: ${missing.join("; ")}.`);
+    if (spans.names) opening.current = false;
     if (Object.keys(patch).length) setState(patch);
-  }, [run, view, worker, span, spans.names, state, setState]);
+  }, [run, view, worker, span, views.names, workers.names, spans.names, state, setState]);
 
   const ViewComponent = view ? VIEWS[viewKey(view)] : undefined;
 
   let body: ReactNode;
   if (runsError && !answer) body = <ErrorBox error={runsError} what="the run list" />;
   else if (!answer) body = <Loading what="runs" />;
+  else if (waitForRun) body = <Loading what={`run “${state.run}” (the log directory is still being scanned)`} />;
   else if (!run)
     body = (
       <Empty title={answer.scanning ? "Scanning the log directory…" : "No profiler runs found"}>
@@ -147,7 +174,8 @@ export function App(): ReactNode {
     );
 
   const copyLink = () => {
-    const url = window.location.href;
+    // inside TensorBoard its own address (which carries the selection) is the link to share
+    const url = tensorBoardPage()?.location.href ?? window.location.href;
     void copyText(url).then((ok) => setCopied(ok ? "Link copied" : url));
     window.setTimeout(() => setCopied(""), 4000);
   };
@@ -163,7 +191,10 @@ export function App(): ReactNode {
               testId="select-run"
               value={run.name}
               options={runs.map((r) => ({ value: r.name, label: r.loading ? `${r.name} (loading)` : r.name }))}
-              onChange={(v) => setState({ run: v, view: state.view, worker: null, span: null }, true)}
+              onChange={(v) => {
+                setNotice("");
+                setState({ run: v, view: state.view, worker: null, span: null }, true);
+              }}
             />
           )}
           {viewNames.length > 0 && view && (
@@ -181,7 +212,7 @@ export function App(): ReactNode {
               label="Worker"
               testId="select-worker"
               value={worker}
-              options={workerNames.map((w) => ({ value: w }))}
+              options={workerNames.map((w) => ({ value: w, label: run && workerFailed(run, w) ? `${w} (failed to load)` : w }))}
               onChange={(v) => setState({ worker: v, span: null }, true)}
             />
           )}
@@ -209,6 +240,14 @@ export function App(): ReactNode {
       {answer?.scanError && (
         <div className="warn" role="alert" data-testid="scan-error">
           Could not list the log directory: {answer.scanError}
+        </div>
+      )}
+      {notice && (
+        <div className="warn" role="status" data-testid="link-notice">
+          {notice}{" "}
+          <button type="button" className="btn" onClick={() => setNotice("")}>
+            Dismiss
+          </button>
         </div>
       )}
       {run && <RunStatus run={run} />}

@@ -6,9 +6,9 @@ import { describe, expect, it } from "vitest";
 import { normalizeNames, normalizeRuns } from "../src/api/runs";
 import { readAggregate, readEvent, readPlace, readSearch, readTracks, readWindowJson } from "../src/timeline/api";
 import { readDistributed } from "../src/views/Distributed";
-import { readKernelRows } from "../src/views/Kernel";
+import { readKernelRows, readMatrixUnits } from "../src/views/Kernel";
 import { readCurve, readDevices, readEvents, readStats } from "../src/views/Memory";
-import { readRows, readStacks } from "../src/views/Operator";
+import { readPage, readRows, readStacks } from "../src/views/Operator";
 import { readOverview } from "../src/views/Overview";
 
 const doc = readFileSync(fileURLToPath(new URL("../../docs/api.md", import.meta.url)), "utf-8");
@@ -39,6 +39,7 @@ describe("docs/api.md examples through the readers", () => {
   it("overview", () => {
     const o = readOverview(example("overview"));
     expect(o.deviceType).toBe("GPU");
+    expect(o.matrixUnits).toBe("Tensor Cores");
     expect(o.workers).toBe(1);
     expect(o.cats.map((c) => c.key)).toEqual(["kernel", "memcpy", "memset", "runtime", "dataloader", "cpu_exec", "other"]);
     expect(o.steps[0]).toMatchObject({ number: 1, duration: 1000, kernel: 400, cpu_exec: 90, other: 500 });
@@ -50,12 +51,14 @@ describe("docs/api.md examples through the readers", () => {
   });
   it("operators and their stacks", () => {
     const rows = readRows(example("operators?"));
+    expect(readPage(example("operators?"))).toEqual({ offset: 0, limit: 10000, total: 2, matched: 2 });
     expect(rows[0]).toMatchObject({ name: "aten::mm", inputShape: "[[2, 3], [3, 4]]", calls: 1, hostSelf: 290, hostTotal: 300, deviceSelf: 400, deviceTotal: 400, tcEligible: true, hasStack: true, tcSelfPct: 0 });
     const stacks = readStacks(example("operators/stack"));
     expect(stacks[0]?.calls).toBe(1);
     expect(stacks[0]?.frames[0]).toMatchObject({ file: "model.py", line: 12, func: "forward" });
   });
   it("kernels", () => {
+    expect(readMatrixUnits(example("kernels"))).toBe("Tensor Cores");
     const k = readKernelRows(example("kernels"))[0];
     expect(k).toMatchObject({ name: "volta_sgemm_128x64_nn", operator: "aten::mm", grid: "[1, 1, 1]", regs: 32, shmem: 0, calls: 1, total: 400, mean: 400, blocksPerSm: 2, occupancy: 25, tcUsed: false, opTcEligible: true });
   });

@@ -57,8 +57,9 @@ describe("tensorCoreSlices", () => {
       ]),
     ).toEqual([
       { name: "Using Tensor Cores", value: 50 },
-      { name: "Not using Tensor Cores", value: 70 },
+      { name: "Not using Tensor Cores", value: 70, key: "other" },
     ]);
+    expect(tensorCoreSlices([{ total: 1, tcUsed: true }], "Matrix Cores")[0]?.name).toBe("Using Matrix Cores");
     expect(tensorCoreSlices([])).toEqual([]);
   });
 });
@@ -79,9 +80,9 @@ describe("row readers", () => {
     const r = readOpRow({ name: "aten::mm", input_shape: "[[2, 3], [3, 4]]", calls: 4, host_self_us: 10, host_total_us: 25, device_self_us: 8, device_total_us: 8, tc_self_ratio: 0.25, tc_total_ratio: 0.5, tc_eligible: true, has_call_stack: true });
     expect(r).toMatchObject({ name: "aten::mm", inputShape: "[[2, 3], [3, 4]]", calls: 4, hostSelf: 10, hostTotal: 25, deviceSelf: 8, tcSelfPct: 25, tcTotalPct: 50, tcEligible: true, hasStack: true });
   });
-  it("reads kernel rows and derives a missing mean", () => {
-    const k = readKernelRow({ name: "volta_sgemm", calls: 4, total_us: 100, tc_used: false, grid: [1, 2, 3] });
-    expect(k).toMatchObject({ name: "volta_sgemm", calls: 4, total: 100, mean: 25, tcUsed: false, grid: "[1, 2, 3]" });
+  it("reads kernel rows in the route's spelling", () => {
+    const k = readKernelRow({ name: "volta_sgemm", calls: 4, total_us: 100, mean_us: 25, tc_used: false, grid: "[1, 2, 3]", regs: -1 });
+    expect(k).toMatchObject({ name: "volta_sgemm", calls: 4, total: 100, mean: 25, tcUsed: false, grid: "[1, 2, 3]", regs: null });
   });
 });
 

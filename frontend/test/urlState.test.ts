@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { mergeState, parseQuery, toQuery } from "../src/lib/urlState";
+import { mergeState, parseQuery, parseTabHash, toQuery, toTabHash } from "../src/lib/urlState";
 
 describe("URL state", () => {
   it("round-trips a selection with special characters", () => {
@@ -17,5 +17,22 @@ describe("URL state", () => {
   it("writes nothing for an empty selection", () => {
     expect(toQuery({})).toBe("");
     expect(toQuery({ run: "" })).toBe("");
+  });
+});
+
+describe("TensorBoard's address", () => {
+  it("round-trips a selection after the tab name", () => {
+    const state = { run: "run a&b/ü", view: "Operator", worker: "rank=0" };
+    const hash = toTabHash(state);
+    expect(hash.startsWith("#pytorch_profiler&run=")).toBe(true);
+    expect(parseTabHash(hash)).toEqual(state);
+  });
+  it("reads nothing from another tab or a bare tab", () => {
+    expect(parseTabHash("#scalars&run=a")).toEqual({});
+    expect(parseTabHash("#pytorch_profiler")).toEqual({});
+    expect(parseTabHash("")).toEqual({});
+  });
+  it("skips malformed pieces", () => {
+    expect(parseTabHash("#pytorch_profiler&run=%E0%A4%A&view=Memory&junk")).toEqual({ view: "Memory" });
   });
 });

@@ -56,7 +56,7 @@ def test_plugin_tab_in_tensorboard(tb_samples, page, rec):
     )
     _, ov = tb_samples.get("overview", run=run, worker=worker)
     lines = csv_text.strip().split("\r\n")
-    assert lines[0] == "Category,Time per step,Share of step"
+    assert lines[0] == "Category,Time per step (µs),Share of step (%)"  # CSV headers carry units
     got = {line.split(",")[0]: float(line.split(",")[1]) for line in lines[1:]}
     assert got == {ov["labels"][k]: pytest.approx(ov["average"][k]["us"]) for k in ov["categories"]}
     frame.select_option('[data-testid="select-view"]', "Trace")

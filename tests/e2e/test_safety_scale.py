@@ -102,30 +102,49 @@ def test_100k_rows_virtualized_sort_search_scroll(tb_big, page, rec):
     page.goto(app_url(tb_big, run="big", view="Operator"))
     table = page.locator('[data-testid="op-table"]')
     page.wait_for_selector('[data-testid="op-table"] [role="cell"][data-col="name"]', timeout=60_000)
-    assert table.locator('[data-testid="row-count"]').inner_text() == f"{N_ROWS:,} rows"
+
+    def count_is(text: str) -> None:
+        page.wait_for_function(
+            "t => document.querySelector('[data-testid=op-table] [data-testid=row-count]').textContent === t",
+            arg=text,
+        )
+
+    def first_host_total() -> float:
+        return float(table.locator('[role="cell"][data-col="host_total"]').first.get_attribute("data-value"))
+
+    # the answer is one bounded page of 10 000 rows; the table says how many there are in all
+    count_is(f"1–10,000 of {N_ROWS:,} rows")
+    assert page.locator('[data-testid="op-paged"]').is_visible()
     # only the rows in view are in the DOM
     assert table.locator(".dt-item").count() < 80
     # default sort: host self time descending, so the 100 000 µs op is first
-    first = table.locator('[role="cell"][data-col="host_total"]').first
-    assert float(first.get_attribute("data-value")) == N_ROWS
-    # sort ascending by host total: 1 µs first
+    assert first_host_total() == N_ROWS
+    # sort ascending by host total (on the server, over all 100 000 rows): 1 µs first
     header = table.locator('[role="columnheader"][data-col="host_total"]')
     header.click()  # descending first for numbers
     header.click()
     assert header.get_attribute("aria-sort") == "ascending"
-    assert float(table.locator('[role="cell"][data-col="host_total"]').first.get_attribute("data-value")) == 1
-    # scroll to the end: the last row (largest) is rendered, still few DOM rows
+    page.wait_for_function(
+        "() => Number(document.querySelector('[data-testid=op-table] [role=cell][data-col=host_total]')"
+        "?.dataset.value) === 1"
+    )
+    # scroll to the end of the page: its last row (10 000 µs) is rendered, still few DOM rows
     table.locator(".dt-scroll").evaluate("el => { el.scrollTop = el.scrollHeight; }")
     page.wait_for_function(
         "() => [...document.querySelectorAll('[data-testid=op-table] [data-col=host_total][role=cell]')]"
-        ".some(e => Number(e.dataset.value) === 100000)"
+        ".some(e => Number(e.dataset.value) === 10000)"
     )
     assert table.locator(".dt-item").count() < 80
-    # search narrows 100 000 rows to the 19 names containing 9999 (op_X9999 ×10, op_9999Y for Y < 9)
-    table.locator('input[type="search"]').fill("9999")
+    # the next page continues where this one ended
+    table.locator("button", has_text="Next").click()
+    count_is(f"10,001–20,000 of {N_ROWS:,} rows")
     page.wait_for_function(
-        "() => document.querySelector('[data-testid=op-table] [data-testid=row-count]').textContent"
-        " === '19 of 100,000 rows'"
+        "() => Number(document.querySelector('[data-testid=op-table] [role=cell][data-col=host_total]')"
+        "?.dataset.value) === 10001"
     )
+    # search runs on the server over every row: the 19 names containing 9999 (op_X9999 ×10, op_9999Y
+    # for Y < 9), from the first page again
+    table.locator('input[type="search"]').fill("9999")
+    count_is(f"1–19 of 19 rows ({N_ROWS:,} in all)")
     shot(page, "operator_100k.png")
     assert rec.errors == []

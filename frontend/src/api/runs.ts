@@ -1,8 +1,15 @@
-// Run list and per-run loading status, normalised from the `runs` route (docs/api.md).
+// Run list and per-run loading status, read from the `runs` route (docs/api.md): one spelling per field.
 
 export interface FileError {
   file: string;
   message: string;
+}
+
+export interface RunFile {
+  worker: string;
+  span: string;
+  /** waiting | loading | ready | error */
+  status: string;
 }
 
 export interface RunInfo {
@@ -15,6 +22,7 @@ export interface RunInfo {
   filesTotal: number | null;
   bytesDone: number | null;
   bytesTotal: number | null;
+  files: RunFile[];
   errors: FileError[];
   /** Repairs made to read a file (salvaged truncation, bare N/A, …). */
   warnings: FileError[];
@@ -26,69 +34,31 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : String(v));
+const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
 
-function pick(o: Obj, ...keys: string[]): unknown {
-  for (const k of keys) if (k in o) return o[k];
-  return undefined;
-}
-
-function fileLabel(e: Obj): string {
-  const file = str(pick(e, "file", "path", "name"));
-  return file;
-}
-
-function normalizeErrors(v: unknown): FileError[] {
-  if (!Array.isArray(v)) {
-    if (isObj(v)) return Object.entries(v).map(([file, message]) => ({ file, message: str(message) }));
-    return [];
-  }
-  return v.map((e) =>
-    isObj(e)
-      ? { file: fileLabel(e), message: str(pick(e, "message", "error", "reason")) }
-      : { file: "", message: str(e) },
-  );
+function fileMessages(v: unknown): FileError[] {
+  return list(v).map((e) => ({ file: str(e.file), message: str(e.message) }));
 }
 
 export function normalizeRun(r: unknown): RunInfo {
-  if (!isObj(r)) {
-    return {
-      name: str(r),
-      state: "ready",
-      loading: false,
-      filesDone: null,
-      filesTotal: null,
-      bytesDone: null,
-      bytesTotal: null,
-      errors: [],
-      warnings: [],
-      version: "",
-    };
-  }
-  const progress = isObj(r.progress) ? r.progress : r;
-  const filesDone = num(pick(progress, "files_done", "files_loaded", "loaded_files"));
-  const filesTotal = num(pick(progress, "files_total", "total_files", "files"));
-  const loadingRaw = pick(r, "loading", "is_loading");
-  const state = str(pick(r, "state", "status"));
-  const loading =
-    typeof loadingRaw === "boolean"
-      ? loadingRaw
-      : state === "loading" || (filesDone !== null && filesTotal !== null && filesDone < filesTotal);
-  const files = Array.isArray(r.files) ? r.files.filter(isObj) : [];
-  const version = [
-    str(pick(r, "version", "generation", "mtime")),
-    ...files.map((f) => `${str(f.file)}:${str(f.size)}:${str(f.status)}`),
-  ].join("|");
+  const o = isObj(r) ? r : {};
+  const progress = isObj(o.progress) ? o.progress : {};
+  const state = str(o.state);
+  const files = list(o.files).map((f) => ({ worker: str(f.worker), span: str(f.span), status: str(f.status) }));
   return {
-    name: str(pick(r, "name", "run")),
-    state: state || (loading ? "loading" : "ready"),
-    loading,
-    filesDone,
-    filesTotal,
-    bytesDone: num(pick(progress, "bytes_done", "bytes_loaded", "loaded_bytes")),
-    bytesTotal: num(pick(progress, "bytes_total", "total_bytes", "bytes")),
-    errors: normalizeErrors(pick(r, "errors", "file_errors")),
-    warnings: normalizeErrors(r.warnings),
-    version,
+    name: str(o.name),
+    state,
+    loading: state === "loading",
+    filesDone: num(progress.files_done),
+    filesTotal: num(progress.files_total),
+    bytesDone: num(progress.bytes_done),
+    bytesTotal: num(progress.bytes_total),
+    files,
+    errors: fileMessages(o.errors),
+    warnings: fileMessages(o.warnings),
+    version: list(o.files)
+      .map((f) => `${str(f.file)}:${str(f.size)}:${str(f.status)}`)
+      .join("|"),
   };
 }
 
@@ -102,17 +72,32 @@ export interface RunsAnswer {
 }
 
 export function normalizeRuns(raw: unknown): RunsAnswer {
-  if (Array.isArray(raw)) return { runs: raw.map(normalizeRun), scanning: false, logdir: "", scanError: "" };
-  if (isObj(raw)) {
-    const runs = Array.isArray(raw.runs) ? raw.runs.map(normalizeRun) : [];
-    const scanning = raw.loading === true || raw.scanning === true;
-    return { runs, scanning, logdir: str(raw.logdir), scanError: str(raw.scan_error) };
-  }
-  return { runs: [], scanning: false, logdir: "", scanError: "" };
+  const o = isObj(raw) ? raw : {};
+  return {
+    runs: Array.isArray(o.runs) ? o.runs.map(normalizeRun) : [],
+    scanning: o.loading === true,
+    logdir: str(o.logdir),
+    scanError: str(o.scan_error),
+  };
 }
 
-/** A list-of-names answer (views, workers, spans): plain strings or objects with a name. */
+/** A list-of-names answer (views, workers, spans): an array of strings. */
 export function normalizeNames(raw: unknown): string[] {
-  const list = Array.isArray(raw) ? raw : isObj(raw) ? (Object.values(raw).find(Array.isArray) ?? []) : [];
-  return list.map((x) => (isObj(x) ? str(pick(x, "name", "id", "label")) : str(x))).filter((s) => s !== "");
+  return (Array.isArray(raw) ? raw : []).map(str).filter((s) => s !== "");
+}
+
+/** Whether any file of this worker (in this span, when given) loaded. */
+export function workerLoaded(run: RunInfo, worker: string, span?: string | null): boolean {
+  return run.files.some((f) => f.worker === worker && (span == null || f.span === span) && f.status === "ready");
+}
+
+/** Whether every file of this worker failed to load. */
+export function workerFailed(run: RunInfo, worker: string): boolean {
+  const mine = run.files.filter((f) => f.worker === worker);
+  return mine.length > 0 && mine.every((f) => f.status === "error");
+}
+
+/** The worker to open when none is asked for: the first one that loaded, else the first one. */
+export function defaultWorker(run: RunInfo, workers: string[]): string | null {
+  return workers.find((w) => workerLoaded(run, w)) ?? workers[0] ?? null;
 }

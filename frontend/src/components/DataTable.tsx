@@ -14,7 +14,7 @@ import {
 } from "@tanstack/react-table";
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { type ReactNode, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
-import { downloadText, toCsv } from "../lib/csv";
+import { csvHeader, downloadText, toCsv } from "../lib/csv";
 import { type ValueKind, formatValue } from "../lib/format";
 
 export interface Column<R> {
@@ -42,19 +42,43 @@ export interface DataTableProps<R> {
   height?: number;
   testId?: string;
   toolbar?: ReactNode;
+  /** The rows are one page of a larger answer searched and sorted by the server: the search box and
+   * the header clicks go to these callbacks instead of filtering and sorting the page here. */
+  server?: {
+    query: string;
+    onQuery: (q: string) => void;
+    sort: { id: string; desc: boolean };
+    onSort: (sort: { id: string; desc: boolean }) => void;
+    /** What the count says, e.g. "1–10,000 of 500,000 rows". */
+    count: string;
+    /** Paging buttons and the like. */
+    pager?: ReactNode;
+  };
+}
+
+/** Tables of at most this many rows grow to fit every row (headers may wrap) instead of scrolling. */
+const FIT_ROWS = 15;
+
+export function rowCount(n: number): string {
+  return `${n.toLocaleString("en-US")} ${n === 1 ? "row" : "rows"}`;
 }
 
 const ROW_HEIGHT = 28;
 
-function defaultWidth(kind: ValueKind): string {
-  return kind === "text" ? "minmax(220px, 4fr)" : "minmax(96px, 1fr)";
+/** Wide enough for the header's longest word (headers wrap between words, never inside one). */
+function defaultWidth(kind: ValueKind, header: string): string {
+  const word = Math.max(...header.split(/\s+/).map((w) => w.length));
+  const px = Math.max(kind === "text" ? 200 : 84, Math.ceil(word * 8 + 24));
+  return kind === "text" ? `minmax(${px}px, 4fr)` : `minmax(${px}px, 1fr)`;
 }
 
 export function DataTable<R>(props: DataTableProps<R>): ReactNode {
-  const { rows, columns, csvName, expand } = props;
-  const [sorting, setSorting] = useState<SortingState>(props.initialSort ? [props.initialSort] : []);
-  const [query, setQuery] = useState("");
-  const deferredQuery = useDeferredValue(query);
+  const { rows, columns, csvName, expand, server } = props;
+  const [localSorting, setSorting] = useState<SortingState>(props.initialSort ? [props.initialSort] : []);
+  const [localQuery, setQuery] = useState("");
+  const sorting: SortingState = server ? [server.sort] : localSorting;
+  const query = server ? server.query : localQuery;
+  const deferredQuery = useDeferredValue(server ? "" : localQuery);
   const [expanded, setExpanded] = useState<Set<string>>(() => new Set());
   const scrollRef = useRef<HTMLDivElement>(null);
 
@@ -80,7 +104,12 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
     data: rows,
     columns: defs,
     state: { sorting, globalFilter: deferredQuery },
-    onSortingChange: setSorting,
+    onSortingChange: (u) => {
+      const next = typeof u === "function" ? u(sorting) : u;
+      if (!server) setSorting(next);
+      else if (next[0]) server.onSort({ id: next[0].id, desc: next[0].desc });
+    },
+    manualSorting: !!server,
     globalFilterFn: (row: Row<R>, _columnId: string, filter: string) => {
       const needle = filter.toLowerCase();
       return searchCols.some((c) => String(c.value(row.original) ?? "").toLowerCase().includes(needle));
@@ -107,13 +136,13 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
     getItemKey: (i) => visible[i]?.id ?? i,
   });
 
-  const tracks = columns.map((c) => c.width ?? defaultWidth(c.kind));
+  const tracks = columns.map((c) => c.width ?? defaultWidth(c.kind, c.header));
   const template = (expand ? "28px " : "") + tracks.join(" ");
   // Narrow windows scroll sideways instead of squeezing columns below their minimum.
   const minWidth = (expand ? 28 : 0) + tracks.reduce((s, t) => s + Number(/(\d+)px/.exec(t)?.[1] ?? 100), 0);
 
   const exportCsv = () => {
-    const header = columns.map((c) => c.header);
+    const header = columns.map((c) => csvHeader(c.header, c.kind));
     const data = visible.map((r) => columns.map((c) => c.value(r.original)));
     downloadText(`${csvName}.csv`, toCsv(header, data));
   };
@@ -135,21 +164,29 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
             className="dt-search"
             placeholder={props.searchPlaceholder ?? `Search ${searchCols.map((c) => c.header.toLowerCase()).join(", ")}`}
             value={query}
-            onChange={(e) => setQuery(e.target.value)}
+            onChange={(e) => (server ? server.onQuery(e.target.value) : setQuery(e.target.value))}
             aria-label="Search table"
           />
         )}
         {props.toolbar}
         <span className="dt-count" data-testid="row-count">
-          {visible.length === rows.length
-            ? `${rows.length.toLocaleString("en-US")} rows`
-            : `${visible.length.toLocaleString("en-US")} of ${rows.length.toLocaleString("en-US")} rows`}
+          {server
+            ? server.count
+            : visible.length === rows.length
+              ? rowCount(rows.length)
+              : `${visible.length.toLocaleString("en-US")} of ${rowCount(rows.length)}`}
         </span>
+        {server?.pager}
         <button type="button" className="btn" onClick={exportCsv} title="Download the rows shown, as CSV">
           Export CSV
         </button>
       </div>
-      <div className="dt-scroll" ref={scrollRef} style={{ height: props.height ?? 420 }} role="table">
+      <div
+        className="dt-scroll"
+        ref={scrollRef}
+        style={rows.length <= FIT_ROWS ? undefined : { height: props.height ?? 420 }}
+        role="table"
+      >
         <div className="dt-head" role="row" style={{ gridTemplateColumns: template, minWidth }}>
           {expand && <div role="columnheader" aria-label="expand" />}
           {table.getHeaderGroups()[0]?.headers.map((h) => {

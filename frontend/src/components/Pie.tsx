@@ -1,31 +1,33 @@
 import { type ReactNode, useMemo } from "react";
 import { type Slice } from "../views/shape";
 import { Chart, safeTooltip } from "./Chart";
+import { middleEllipsis, sliceColors } from "../lib/colors";
 import { formatValue, type ValueKind } from "../lib/format";
 
-/** A pie of named values; labels and tooltips are canvas text. */
+/** A pie of named values with a legend beside it: each entry has the slice's colour, a name cut in the
+ * middle when long (the full name on hover), the value and its share. Canvas and DOM text only. */
 export function Pie({ title, slices, kind = "duration", testId, height = 300 }: { title: string; slices: Slice[]; kind?: ValueKind; testId?: string; height?: number }): ReactNode {
+  const colors = useMemo(() => sliceColors(slices), [slices]);
+  const total = useMemo(() => slices.reduce((s, x) => s + x.value, 0), [slices]);
   const option = useMemo(
     () => ({
-      title: { text: title, left: "center", textStyle: { fontSize: 13 } },
       tooltip: {
         ...safeTooltip,
         trigger: "item",
         formatter: (p: { name: string; value: number; percent: number }) =>
           `${p.name}\n${formatValue(kind, p.value)} (${p.percent.toFixed(1)} %)`,
       },
-      legend: { type: "scroll", orient: "vertical", left: "52%", right: 0, top: 28, bottom: 0, textStyle: { width: 190, overflow: "truncate" } },
       series: [
         {
           type: "pie",
-          radius: ["0%", "72%"],
-          center: ["26%", "55%"],
+          radius: ["0%", "88%"],
+          center: ["50%", "50%"],
           label: { show: false },
-          data: slices.map((s) => ({ name: s.name, value: s.value })),
+          data: slices.map((s, i) => ({ name: s.name, value: s.value, itemStyle: { color: colors[i] } })),
         },
       ],
     }),
-    [title, slices, kind],
+    [slices, colors, kind],
   );
   if (slices.length === 0)
     return (
@@ -34,5 +36,23 @@ export function Pie({ title, slices, kind = "duration", testId, height = 300 }: 
         <div className="muted">Nothing to show: every value is zero.</div>
       </div>
     );
-  return <Chart option={option} height={height} testId={testId} ariaLabel={title} />;
+  return (
+    <figure className="pie" data-testid={testId}>
+      <figcaption className="pie-title">{title}</figcaption>
+      <div className="pie-body">
+        <div className="pie-chart">
+          <Chart option={option} height={Math.min(height - 30, 240)} ariaLabel={title} />
+        </div>
+        <ul className="pie-legend" style={{ maxHeight: height - 30 }} aria-label={`${title}: legend`}>
+          {slices.map((s, i) => (
+            <li key={`${s.name}|${i}`} title={`${s.name}\n${formatValue(kind, s.value)}`} data-testid="legend-item" data-name={s.name} data-color={colors[i]}>
+              <span className="pie-swatch" style={{ background: colors[i] }} aria-hidden="true" />
+              <span className="pie-name">{middleEllipsis(s.name)}</span>
+              <span className="pie-share">{total > 0 ? `${((100 * s.value) / total).toFixed(1)} %` : ""}</span>
+            </li>
+          ))}
+        </ul>
+      </div>
+    </figure>
+  );
 }

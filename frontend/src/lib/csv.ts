@@ -10,6 +10,15 @@ export function csvField(v: unknown): string {
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
+/** The unit a column's raw CSV numbers are in, by value kind (the API's units). */
+export const CSV_UNITS: Record<string, string> = { duration: "µs", bytes: "B", percent: "%", bandwidth: "GB/s" };
+
+/** A CSV column header with the unit of its raw numbers: "Host total (µs)". */
+export function csvHeader(header: string, kind: string): string {
+  const unit = CSV_UNITS[kind];
+  return unit ? `${header} (${unit})` : header;
+}
+
 export function toCsv(header: string[], rows: unknown[][]): string {
   const lines = [header.map(csvField).join(",")];
   for (const r of rows) lines.push(r.map(csvField).join(","));

@@ -2,6 +2,7 @@ import { type ReactNode, useMemo } from "react";
 import { Chart, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
+import { CATEGORY_COLORS } from "../lib/colors";
 import { fileSlug } from "../lib/csv";
 import { formatDuration } from "../lib/format";
 import { arr, get, isObj, num, str } from "../lib/pick";
@@ -27,10 +28,10 @@ const COMM_COLUMNS: Column<CommRow>[] = [
   { id: "calls", header: "Calls", kind: "count", value: (r) => r.calls },
   { id: "total_bytes", header: "Total size", kind: "bytes", value: (r) => r.totalBytes },
   { id: "avg_bytes", header: "Mean size", kind: "bytes", value: (r) => r.avgBytes },
-  { id: "total_latency", header: "Total latency", kind: "duration", value: (r) => r.totalLatency, tooltip: "Union of the calls' intervals" },
-  { id: "avg_latency", header: "Mean latency", kind: "duration", value: (r) => r.avgLatency },
-  { id: "total_transfer", header: "Total transfer", kind: "duration", value: (r) => r.totalTransfer, tooltip: "Union of the transfer parts (after the last rank arrived)" },
-  { id: "avg_transfer", header: "Mean transfer", kind: "duration", value: (r) => r.avgTransfer },
+  { id: "total_latency", header: "Latency, wall (union)", kind: "duration", value: (r) => r.totalLatency, tooltip: "Wall time with at least one call running (the union of the calls' intervals): overlapping calls count once, so calls × mean per call can be larger" },
+  { id: "avg_latency", header: "Latency per call (mean)", kind: "duration", value: (r) => r.avgLatency, tooltip: "Mean duration of one call" },
+  { id: "total_transfer", header: "Transfer, wall (union)", kind: "duration", value: (r) => r.totalTransfer, tooltip: "Wall time of the transfer parts (after the last rank arrived), overlapping parts counted once" },
+  { id: "avg_transfer", header: "Transfer per call (mean)", kind: "duration", value: (r) => r.avgTransfer, tooltip: "Mean transfer part of one call" },
   { id: "algbw", header: "Alg. bandwidth", kind: "bandwidth", value: (r) => r.algbw },
   { id: "busbw", header: "Bus bandwidth", kind: "bandwidth", value: (r) => r.busbw },
 ];
@@ -119,10 +120,10 @@ function readGpuInfo(info: unknown): GpuRow[] {
           node,
           process,
           gpu,
-          name: str(props, "name", "Name"),
+          name: str(props, "name"),
           memory: num(props, "memory_bytes"),
-          cc: str(props, "compute_capability", "Compute Capability"),
-          sms: num(props, "sms", "num_sms"),
+          cc: str(props, "compute_capability"),
+          sms: num(props, "sms"),
         });
       }
     }
@@ -137,12 +138,13 @@ function stackedBars(title: string, workers: string[], legends: { key: string; l
     legend: { top: 0, right: 0 },
     grid: { left: 110, right: 20, top: 40, bottom: 30 },
     yAxis: { type: "category", data: workers, inverse: true },
-    xAxis: { type: "value", axisLabel: { formatter: (v: number) => formatDuration(v) } },
+    xAxis: { type: "value", axisLabel: { formatter: (v: number) => (v === 0 ? "0" : formatDuration(v)) } },
     series: legends.map((l) => ({
       name: l.label,
       type: "bar",
       stack: "w",
       barMaxWidth: 28,
+      itemStyle: { color: CATEGORY_COLORS[l.key] },
       data: workers.map((w) => values[w]?.[l.key] ?? 0),
     })),
   };

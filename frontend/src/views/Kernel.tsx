@@ -31,65 +31,68 @@ function nonNegative(v: number | null): number | null {
   return v === null || v < 0 ? null : v;
 }
 
-function yes(v: unknown): boolean {
-  return v === true || v === "Yes" || v === "yes" || v === 1;
-}
-
 export function readKernelRow(r: unknown): KernelRow {
-  const calls = num(r, "calls", "count") ?? 0;
-  const total = num(r, "total_us", "total_duration", "total") ?? 0;
-  const opTc = get(r, "op_tc_eligible", "op_tensor_core_eligible");
-  const shape = (k: string, ...more: string[]) => {
-    const v = get(r, k, ...more);
-    return v === undefined || v === null ? null : Array.isArray(v) ? `[${v.join(", ")}]` : String(v);
+  const calls = num(r, "calls") ?? 0;
+  const total = num(r, "total_us") ?? 0;
+  const opTc = get(r, "op_tc_eligible");
+  const text = (k: string) => {
+    const v = get(r, k);
+    return v === undefined || v === null ? null : String(v);
   };
   return {
     name: str(r, "name"),
-    operator: shape("op_name", "operator"),
-    grid: shape("grid"),
-    block: shape("block"),
-    regs: nonNegative(num(r, "regs", "registers_per_thread")),
-    shmem: nonNegative(num(r, "shmem", "shared_memory")),
-    tcUsed: yes(get(r, "tc_used", "tensor_cores_used", "uses_tensor_cores")),
-    opTcEligible: opTc === undefined ? null : yes(opTc),
+    operator: text("op_name"),
+    grid: text("grid"),
+    block: text("block"),
+    regs: nonNegative(num(r, "regs")),
+    shmem: nonNegative(num(r, "shmem")),
+    tcUsed: get(r, "tc_used") === true,
+    opTcEligible: opTc === undefined ? null : opTc === true,
     calls,
     total,
-    mean: num(r, "mean_us", "mean_duration", "mean") ?? (calls ? total / calls : null),
-    max: num(r, "max_us", "max_duration", "max"),
-    min: num(r, "min_us", "min_duration", "min"),
-    blocksPerSm: num(r, "mean_blocks_per_sm", "blocks_per_sm"),
-    occupancy: num(r, "mean_achieved_occupancy_pct", "mean_occupancy_pct", "occupancy_pct", "occupancy"),
+    mean: num(r, "mean_us"),
+    max: num(r, "max_us"),
+    min: num(r, "min_us"),
+    blocksPerSm: num(r, "mean_blocks_per_sm"),
+    occupancy: num(r, "mean_achieved_occupancy_pct"),
   };
 }
 
 export function readKernelRows(data: unknown): KernelRow[] {
-  const list = Array.isArray(data) ? data : arr(data, "rows", "data", "kernels", "table");
-  return list.map(readKernelRow);
+  return arr(data, "rows").map(readKernelRow);
 }
 
-function columnsFor(rows: KernelRow[], detailed: boolean, show: (name: string) => void): Column<KernelRow>[] {
+/** The kernels answer's matrix units: "Tensor Cores" (CUDA), "Matrix Cores" (ROCm) or "" (unknown). */
+export function readMatrixUnits(data: unknown): string {
+  return str(data, "matrix_units");
+}
+
+function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (name: string) => void): Column<KernelRow>[] {
   const cols: Column<KernelRow>[] = [
     {
       id: "name",
       header: "Kernel",
       kind: "text",
       value: (r) => r.name,
-      width: "minmax(260px, 5fr)",
+      width: "minmax(200px, 5fr)",
       render: (r) => <TimelineLink name={r.name} onShow={show} />,
     },
   ];
   if (detailed) {
     cols.push(
-      { id: "operator", header: "Operator", kind: "text", value: (r) => r.operator ?? "", width: "minmax(160px, 2fr)" },
-      { id: "grid", header: "Grid", kind: "text", value: (r) => r.grid ?? "", width: "minmax(100px, 1fr)", searchable: false },
-      { id: "block", header: "Block", kind: "text", value: (r) => r.block ?? "", width: "minmax(100px, 1fr)", searchable: false },
-      { id: "regs", header: "Regs/thread", kind: "count", value: (r) => r.regs },
-      { id: "shmem", header: "Shared mem", kind: "bytes", value: (r) => r.shmem },
+      { id: "operator", header: "Operator", kind: "text", value: (r) => r.operator ?? "", width: "minmax(120px, 2fr)" },
+      { id: "grid", header: "Grid", kind: "text", value: (r) => r.grid ?? "", width: "minmax(80px, 1fr)", searchable: false },
+      { id: "block", header: "Block", kind: "text", value: (r) => r.block ?? "", width: "minmax(80px, 1fr)", searchable: false },
+      { id: "regs", header: "Regs/thread", kind: "count", value: (r) => r.regs, tooltip: "Registers per thread" },
+      { id: "shmem", header: "Shared mem", kind: "bytes", value: (r) => r.shmem, tooltip: "Shared memory per block" },
     );
   }
-  cols.push({ id: "tc_used", header: "TC used", kind: "text", value: (r) => (r.tcUsed ? "yes" : "no"), width: "minmax(70px, 0.6fr)", searchable: false });
-  if (detailed && rows.some((r) => r.opTcEligible !== null))
-    cols.push({ id: "op_tc", header: "Op TC eligible", kind: "text", value: (r) => (r.opTcEligible ? "yes" : "no"), width: "minmax(90px, 0.7fr)", searchable: false });
+  const short = units === "Matrix Cores" ? "MC" : "TC";
+  if (units) {
+    cols.push({ id: "tc_used", header: `${short} used`, kind: "text", value: (r) => (r.tcUsed ? "yes" : "no"), width: "minmax(64px, 0.6fr)", searchable: false, tooltip: `Whether the kernel's name says it runs on ${units}` });
+    if (detailed && rows.some((r) => r.opTcEligible !== null))
+      cols.push({ id: "op_tc", header: `Op ${short} eligible`, kind: "text", value: (r) => (r.opTcEligible ? "yes" : "no"), width: "minmax(72px, 0.7fr)", searchable: false, tooltip: `Whether the launching operator could run on ${units}` });
+  }
   cols.push(
     { id: "calls", header: "Calls", kind: "count", value: (r) => r.calls },
     { id: "total", header: "Total", kind: "duration", value: (r) => r.total },
@@ -118,30 +121,18 @@ export function KernelView(p: ViewProps): ReactNode {
   const nameRows = useMemo(() => (byName.data === undefined ? null : readKernelRows(byName.data)), [byName.data]);
   const rows = useMemo(() => (grouped.data === undefined ? null : readKernelRows(grouped.data)), [grouped.data]);
   const setState = p.setState;
+  const units = readMatrixUnits(byName.data);
   const columns = useMemo(
-    () => columnsFor(rows ?? [], detailed, (name) => setState({ view: "Trace", find: `kernel:${name}`, sel: null, t0: null, t1: null }, true)),
-    [rows, detailed, setState],
+    () => columnsFor(rows ?? [], detailed, units, (name) => setState({ view: "Trace", find: `kernel:${name}`, sel: null, t0: null, t1: null }, true)),
+    [rows, detailed, units, setState],
   );
-
-  // The route's tensor_core_share (0..1) is the reference; the table's split is the fallback.
-  const tcShare = num(byName.data, "tensor_core_share");
-  const tcSlices = useMemo(() => {
-    const all = tensorCoreSlices(nameRows ?? []);
-    if (tcShare === null) return all;
-    const total = all.reduce((s, x) => s + x.value, 0);
-    return total > 0
-      ? [
-          { name: "Using Tensor Cores", value: tcShare * total },
-          { name: "Not using Tensor Cores", value: (1 - tcShare) * total },
-        ]
-      : [];
-  }, [nameRows, tcShare]);
+  const tcSlices = useMemo(() => (units ? tensorCoreSlices(nameRows ?? [], units) : []), [nameRows, units]);
 
   const err = byName.error ?? grouped.error;
   if (err) return <ErrorBox error={err} what="the kernels" />;
   if (!nameRows || !rows) return <Loading what="kernels" />;
   if (nameRows.length === 0)
-    return <Empty title="This trace has no GPU kernels">Profile with ProfilerActivity.CUDA (or another accelerator) to see kernels.</Empty>;
+    return <Empty title="This trace has no kernels">Profile with ProfilerActivity.CUDA (or another accelerator) to see kernels.</Empty>;
 
   return (
     <div className="kernel">
@@ -154,7 +145,14 @@ export function KernelView(p: ViewProps): ReactNode {
       >
         <div className="grid2">
           <Pie title={`Top ${topN} kernels by total time`} slices={topSlices(nameRows, (r) => r.name, (r) => r.total, topN)} testId="pie-kernels" />
-          <Pie title="Kernel time using Tensor Cores" slices={tcSlices} testId="pie-tc" />
+          {units ? (
+            <Pie title={`Kernel time using ${units}`} slices={tcSlices} testId="pie-tc" />
+          ) : (
+            <div className="pie-empty" data-testid="pie-tc-missing">
+              <strong>Matrix units</strong>
+              <div className="muted">This device's kernel names do not say whether they use matrix units (tensor cores): no share is shown.</div>
+            </div>
+          )}
         </div>
       </Section>
       <Section

@@ -1,14 +1,14 @@
-import { type ReactNode, useMemo } from "react";
+import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
-import { type Column, DataTable } from "../components/DataTable";
+import { type Column, DataTable, rowCount } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { PathRules, StackFrames } from "../components/StackFrames";
 import { fileSlug } from "../lib/csv";
 import { formatCount, formatDuration } from "../lib/format";
-import { arr, bool, isObj, num, str } from "../lib/pick";
+import { arr, bool, get, isObj, num, str } from "../lib/pick";
 import { type Frame, parseFrame, parseStack } from "../lib/source";
 import { useApi } from "../lib/useApi";
-import { topSlices } from "./shape";
+import type { Slice } from "./shape";
 import { type ViewProps, profileParams } from "./types";
 
 export interface OpRow {
@@ -25,33 +25,54 @@ export interface OpRow {
   hasStack: boolean;
 }
 
-/** Ratios come as 0..1 (`*_ratio`) or percentages (`*_pct`). */
-function pct(r: unknown, ratioKey: string, pctKey: string): number {
-  const ratio = num(r, ratioKey);
-  if (ratio !== null) return ratio * 100;
-  return num(r, pctKey) ?? 0;
-}
-
 export function readOpRow(r: unknown): OpRow {
   const shape = isObj(r) && "input_shape" in r ? str(r, "input_shape") : null;
   return {
     name: str(r, "name"),
     inputShape: shape,
     calls: num(r, "calls") ?? 0,
-    hostSelf: num(r, "host_self_us", "host_self") ?? 0,
-    hostTotal: num(r, "host_total_us", "host_total") ?? 0,
-    deviceSelf: num(r, "device_self_us", "device_self") ?? 0,
-    deviceTotal: num(r, "device_total_us", "device_total") ?? 0,
+    hostSelf: num(r, "host_self_us") ?? 0,
+    hostTotal: num(r, "host_total_us") ?? 0,
+    deviceSelf: num(r, "device_self_us") ?? 0,
+    deviceTotal: num(r, "device_total_us") ?? 0,
     tcEligible: bool(r, "tc_eligible"),
-    tcSelfPct: pct(r, "tc_self_ratio", "tc_self_pct"),
-    tcTotalPct: pct(r, "tc_total_ratio", "tc_total_pct"),
-    hasStack: bool(r, "has_call_stack", "has_stack"),
+    tcSelfPct: 100 * (num(r, "tc_self_ratio") ?? 0),
+    tcTotalPct: 100 * (num(r, "tc_total_ratio") ?? 0),
+    hasStack: bool(r, "has_call_stack"),
   };
 }
 
 export function readRows(data: unknown): OpRow[] {
-  const list = Array.isArray(data) ? data : arr(data, "rows", "data", "operators", "table");
-  return list.map(readOpRow);
+  return arr(data, "rows").map(readOpRow);
+}
+
+/** The page counts of an `operators` answer. */
+export function readPage(data: unknown): { offset: number; limit: number; total: number; matched: number } {
+  return {
+    offset: num(data, "offset") ?? 0,
+    limit: num(data, "limit") ?? 0,
+    total: num(data, "total_rows") ?? 0,
+    matched: num(data, "matched_rows") ?? 0,
+  };
+}
+
+const MEASURES = ["device_self_us", "device_total_us", "host_self_us", "host_total_us"] as const;
+export type Measure = (typeof MEASURES)[number];
+
+/**
+ * A pie of the top n operators by a measure, from the answer's `top` lists and `totals` (every row,
+ * not only the page): the rest of the total is one "Other (k)" slice.
+ */
+export function topPie(data: unknown, measure: Measure, n: number): Slice[] {
+  const top = arr(get(data, "top"), measure)
+    .map((r) => ({ name: str(r, "name"), value: num(r, measure) ?? 0 }))
+    .filter((x) => x.value > 0)
+    .slice(0, n);
+  const total = num(get(data, "totals"), measure) ?? 0;
+  const rest = total - top.reduce((s, x) => s + x.value, 0);
+  const others = (num(data, "total_rows") ?? 0) - top.length;
+  if (rest > total * 1e-9 && others > 0) top.push({ name: `Other (${others})`, value: rest });
+  return top;
 }
 
 export interface StackGroup {
@@ -67,18 +88,18 @@ export function readFrames(v: unknown): Frame[] {
     if (typeof f === "string") return parseFrame(f);
     const file = str(f, "file") || null;
     const line = num(f, "line");
-    const func = str(f, "function", "func", "name");
+    const func = str(f, "function");
     return { text: file ? `${file}(${line ?? "?"}): ${func}` : func, file, line, func };
   });
 }
 
 /** The `operators/stack` answer: one group per distinct call stack. */
 export function readStacks(data: unknown): StackGroup[] {
-  return (Array.isArray(data) ? data : arr(data, "stacks", "rows", "data")).map((g) => ({
-    frames: readFrames(isObj(g) ? (g.frames ?? g.call_stack ?? g.stack) : g),
+  return arr(data, "stacks").map((g) => ({
+    frames: readFrames(get(g, "frames")),
     calls: num(g, "calls"),
-    hostTotal: num(g, "host_total_us", "host_total"),
-    deviceTotal: num(g, "device_total_us", "device_total"),
+    hostTotal: num(g, "host_total_us"),
+    deviceTotal: num(g, "device_total_us"),
   }));
 }
 
@@ -139,16 +160,60 @@ const GROUPS = [
   { value: "name_input_shape", label: "Operator + input shape" },
 ];
 
+/** Rows per request: the table virtualizes, but one answer stays the size a browser table needs. */
+export const PAGE = 10000;
+
+/** Table column → the route's sort key (columns without one sort only the page shown). */
+const SORT_KEYS: Record<string, string> = {
+  calls: "calls",
+  device_self: "device_self_us",
+  device_total: "device_total_us",
+  host_self: "host_self_us",
+  host_total: "host_total_us",
+  tc_self: "tc_self_us",
+  tc_total: "tc_total_us",
+};
+
+/** The last answer while the next one loads, so that the table (and its search box) stays. */
+function useLast<T>(value: T | undefined): T | undefined {
+  const last = useRef<T | undefined>(undefined);
+  if (value !== undefined) last.current = value;
+  return value ?? last.current;
+}
+
 export function OperatorView(p: ViewProps): ReactNode {
   const groupBy = p.state.group === "name_input_shape" ? "name_input_shape" : "name";
   const topN = Math.max(1, Math.min(50, Number(p.state.top) || 10));
   const base = profileParams(p);
-  const byName = useApi<unknown>(p.api, "operators", { ...base, group_by: "name" });
-  const grouped = useApi<unknown>(p.api, "operators", { ...base, group_by: groupBy });
+  const [sort, setSort] = useState<{ id: string; desc: boolean } | null>(null);
+  const [typed, setTyped] = useState("");
+  const [query, setQuery] = useState("");
+  const [offset, setOffset] = useState(0);
+  useEffect(() => {
+    const t = window.setTimeout(() => setQuery(typed), 300);
+    return () => window.clearTimeout(t);
+  }, [typed]);
+  useEffect(() => setOffset(0), [query, sort, groupBy]);
 
-  const nameRows = useMemo(() => (byName.data === undefined ? null : readRows(byName.data)), [byName.data]);
-  const rows = useMemo(() => (grouped.data === undefined ? null : readRows(grouped.data)), [grouped.data]);
-  const withDevice = useMemo(() => (nameRows ?? []).some((r) => r.deviceTotal > 0), [nameRows]);
+  const pies = useApi<unknown>(p.api, "operators", { ...base, group_by: "name", limit: 1, top: topN });
+  const totals = get(pies.data, "totals");
+  const withDevice = (num(totals, "device_total_us") ?? 0) > 0;
+  const sortId = sort?.id ?? (withDevice ? "device_self" : "host_self");
+  const desc = sort?.desc ?? true;
+  const grouped = useApi<unknown>(p.api, pies.data === undefined ? null : "operators", {
+    ...base,
+    group_by: groupBy,
+    sort: SORT_KEYS[sortId] ?? (withDevice ? "device_self_us" : "host_self_us"),
+    order: desc ? "desc" : "asc",
+    q: query,
+    offset,
+    limit: PAGE,
+  });
+  const data = useLast(grouped.data);
+  const rows = useMemo(() => (data === undefined ? null : readRows(data)), [data]);
+  const page = readPage(data);
+  // the whole table fits in one answer: sort and search it here, as every other table
+  const paged = page.total > PAGE;
   const setState = p.setState;
   const columns = useMemo(
     () =>
@@ -158,22 +223,45 @@ export function OperatorView(p: ViewProps): ReactNode {
     [withDevice, groupBy, setState],
   );
 
-  const err = byName.error ?? grouped.error;
+  const err = pies.error ?? grouped.error;
   if (err) return <ErrorBox error={err} what="the operators" />;
-  if (!nameRows || !rows) return <Loading what="operators" />;
-  if (nameRows.length === 0)
+  if (pies.data === undefined || !rows) return <Loading what="operators" />;
+  if (readPage(pies.data).total === 0)
     return <Empty title="No operators in this profile">The trace has no cpu_op events (was record_shapes / the CPU activity enabled?).</Empty>;
 
-  const pies = [
+  const measures: { title: string; m: Measure }[] = [
     ...(withDevice
       ? [
-          { title: "Device self time", v: (r: OpRow) => r.deviceSelf },
-          { title: "Device total time", v: (r: OpRow) => r.deviceTotal },
+          { title: "Device self time", m: "device_self_us" as const },
+          { title: "Device total time", m: "device_total_us" as const },
         ]
       : []),
-    { title: "Host self time", v: (r: OpRow) => r.hostSelf },
-    { title: "Host total time", v: (r: OpRow) => r.hostTotal },
+    { title: "Host self time", m: "host_self_us" },
+    { title: "Host total time", m: "host_total_us" },
   ];
+  const first = page.matched ? page.offset + 1 : 0;
+  const last = page.offset + rows.length;
+  const server = paged
+    ? {
+        query: typed,
+        onQuery: setTyped,
+        sort: { id: sortId, desc },
+        onSort: (s: { id: string; desc: boolean }) => (SORT_KEYS[s.id] ? setSort(s) : undefined),
+        count: `${first.toLocaleString("en-US")}–${last.toLocaleString("en-US")} of ${rowCount(page.matched)}${
+          page.matched < page.total ? ` (${page.total.toLocaleString("en-US")} in all)` : ""
+        }`,
+        pager: (
+          <span className="pager">
+            <button type="button" className="btn" disabled={page.offset === 0} onClick={() => setOffset(Math.max(0, page.offset - PAGE))}>
+              Previous
+            </button>
+            <button type="button" className="btn" disabled={last >= page.matched} onClick={() => setOffset(page.offset + PAGE)}>
+              Next
+            </button>
+          </span>
+        ),
+      }
+    : undefined;
 
   return (
     <div className="operator">
@@ -190,10 +278,10 @@ export function OperatorView(p: ViewProps): ReactNode {
           />
         }
       >
-        {!withDevice && <div className="muted">This trace has no GPU activity: only host times are shown.</div>}
+        {!withDevice && <div className="muted">This trace has no device activity: only host times are shown.</div>}
         <div className="grid2">
-          {pies.map((pie) => (
-            <Pie key={pie.title} title={pie.title} slices={topSlices(nameRows, (r) => r.name, pie.v, topN)} testId={`pie-${pie.title}`} />
+          {measures.map((pie) => (
+            <Pie key={pie.title} title={pie.title} slices={topPie(pies.data, pie.m, topN)} testId={`pie-${pie.title}`} />
           ))}
         </div>
       </Section>
@@ -204,6 +292,11 @@ export function OperatorView(p: ViewProps): ReactNode {
           <Select label="Group by" value={groupBy} options={GROUPS} onChange={(v) => p.setState({ group: v }, true)} testId="select-group" />
         }
       >
+        {paged && (
+          <div className="muted" data-testid="op-paged">
+            {page.total.toLocaleString("en-US")} rows: the table shows {PAGE.toLocaleString("en-US")} at a time; sorting and search run on all of them.
+          </div>
+        )}
         <DataTable
           rows={rows}
           columns={columns}
@@ -213,6 +306,7 @@ export function OperatorView(p: ViewProps): ReactNode {
           expand={{ canExpand: (r) => r.hasStack, render: (r) => <StackDetails p={p} row={r} groupBy={groupBy} /> }}
           height={520}
           testId="op-table"
+          server={server}
         />
       </Section>
     </div>

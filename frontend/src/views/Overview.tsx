@@ -4,10 +4,11 @@ import { Empty, ErrorBox, Loading, Section, Stat } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { fileSlug } from "../lib/csv";
-import { formatBytes, formatDuration, formatPercent } from "../lib/format";
+import { CATEGORY_COLORS } from "../lib/colors";
+import { formatBytes, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { arr, get, isObj, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
-import { BREAKDOWN, type SummaryRow, executionSummary, meanOf, visibleCategories } from "./shape";
+import { BREAKDOWN, type SummaryRow, evidenceRows, executionSummary, meanOf, visibleCategories } from "./shape";
 import { type ViewProps, profileParams } from "./types";
 
 export interface Gpu {
@@ -23,14 +24,14 @@ export interface Gpu {
 
 function readGpu(g: unknown): Gpu {
   return {
-    id: num(g, "id", "device"),
+    id: num(g, "id"),
     name: str(g, "name"),
-    memoryBytes: num(g, "memory_bytes", "memory"),
+    memoryBytes: num(g, "memory_bytes"),
     computeCapability: str(g, "compute_capability"),
     utilization: num(g, "utilization_pct"),
     smEfficiency: num(g, "sm_efficiency_pct"),
-    occupancy: num(g, "achieved_occupancy_pct", "occupancy_pct"),
-    tensorCore: num(g, "tensor_core_pct", "tc_pct"),
+    occupancy: num(g, "achieved_occupancy_pct"),
+    tensorCore: num(g, "tensor_core_pct"),
   };
 }
 
@@ -38,18 +39,25 @@ export interface Rec {
   id: string;
   title: string;
   text: string;
-  evidence: string;
+  evidence: unknown;
 }
 
 function readRec(r: unknown): Rec {
-  if (!isObj(r)) return { id: "", title: "", text: String(r), evidence: "" };
-  const ev = get(r, "evidence");
-  return {
-    id: str(r, "id"),
-    title: str(r, "title"),
-    text: str(r, "text", "message"),
-    evidence: ev === undefined || ev === null ? "" : typeof ev === "string" ? ev : JSON.stringify(ev),
-  };
+  return { id: str(r, "id"), title: str(r, "title"), text: str(r, "text"), evidence: get(r, "evidence") ?? null };
+}
+
+const EVIDENCE_FORMAT = { duration: formatDuration, percent: formatPercent, bytes: formatBytes, number: formatNumber };
+
+/** A figure of a device card: its value, or "–" with the reason the trace cannot give it. */
+function Figure({ label, title, value, missing, testId }: { label: string; title: string; value: number | null; missing: string; testId: string }): ReactNode {
+  return (
+    <>
+      <dt title={title}>{label}</dt>
+      <dd data-testid={testId} data-value={value ?? undefined} title={value === null ? missing : undefined} className={value === null ? "missing" : undefined}>
+        {formatPercent(value)}
+      </dd>
+    </>
+  );
 }
 
 /** Steps: {number, name, duration_us, <category>_us…} → {number, name, duration, <category>…}. */
@@ -72,14 +80,13 @@ export function readOverview(data: unknown) {
   const steps = readSteps(arr(data, "steps"));
   const gpus = arr(data, "gpus").map(readGpu);
   const env = get(data, "environment");
-  const deviceType = str(data, "device_type") || str(env, "device_type");
+  const deviceType = str(data, "device_type") || "CPU";
   const listed = arr(data, "categories").map(String);
-  const gpuUsed = gpus.length > 0 || deviceType.toUpperCase() === "GPU";
-  const cats = listed.length ? BREAKDOWN.filter((c) => listed.includes(c.key)) : visibleCategories(steps, gpuUsed);
+  const cats = listed.length ? BREAKDOWN.filter((c) => listed.includes(c.key)) : visibleCategories(steps, deviceType !== "CPU");
   const avgRaw = get(data, "average");
   // average: {category: {us, pct}} (pct = share of the mean step time)
   const avg: Record<string, number> = isObj(avgRaw)
-    ? Object.fromEntries(Object.entries(avgRaw).map(([k, v]) => [k, num(v, "us") ?? (typeof v === "number" ? v : 0)]))
+    ? Object.fromEntries(Object.entries(avgRaw).map(([k, v]) => [k, num(v, "us") ?? 0]))
     : meanOf(steps, BREAKDOWN.map((c) => c.key));
   const stepTime = num(data, "step_time_us") ?? meanOf(steps, ["duration"]).duration ?? null;
   if (stepTime !== null) avg.duration = stepTime;
@@ -87,8 +94,11 @@ export function readOverview(data: unknown) {
     steps,
     gpus,
     cats,
-    deviceType: deviceType || (gpuUsed ? "GPU" : "CPU"),
-    workers: num(env, "workers") ?? num(data, "workers"),
+    deviceType,
+    platform: str(data, "platform"),
+    /** "Tensor Cores" (CUDA), "Matrix Cores" (ROCm), "" where kernel names cannot be classified */
+    matrixUnits: str(data, "matrix_units"),
+    workers: num(env, "workers"),
     versions: isObj(get(env, "versions")) ? (get(env, "versions") as Record<string, unknown>) : {},
     distributed: isObj(get(env, "distributed")) ? (get(env, "distributed") as Record<string, unknown>) : {},
     summary: executionSummary(avg, cats),
@@ -107,21 +117,29 @@ export function OverviewView(p: ViewProps): ReactNode {
   const chart = useMemo(() => {
     if (!shaped) return null;
     const labels = shaped.steps.map((s, i) => String(s.number ?? i + 1));
+    const cats = shaped.cats;
     return {
       tooltip: {
         ...safeTooltip,
         trigger: "axis",
-        valueFormatter: (v: number) => formatDuration(v),
+        // the step's total first, then each category with its share of the step (as the original)
+        formatter: (items: { dataIndex: number; seriesName: string; value: number }[]) => {
+          const step = shaped.steps[items[0]?.dataIndex ?? 0];
+          const total = step?.duration ?? items.reduce((s, x) => s + x.value, 0);
+          const lines = items.map((x) => `${x.seriesName}: ${formatDuration(x.value)} (${total > 0 ? ((100 * x.value) / total).toFixed(1) : "0.0"} %)`);
+          return [`Step ${labels[items[0]?.dataIndex ?? 0] ?? ""}: ${formatDuration(total)}`, ...lines].join("\n");
+        },
       },
       legend: { top: 0, type: "scroll" },
       grid: { left: 70, right: 20, top: 36, bottom: 40 },
       xAxis: { type: "category", data: labels, name: "Step", nameLocation: "middle", nameGap: 26 },
-      yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatDuration(v) } },
-      series: shaped.cats.map((c) => ({
+      yAxis: { type: "value", axisLabel: { formatter: (v: number) => (v === 0 ? "0" : formatDuration(v)) } },
+      series: cats.map((c) => ({
         name: c.label,
         type: "bar",
         stack: "step",
         barMaxWidth: 48,
+        itemStyle: { color: CATEGORY_COLORS[c.key] },
         data: shaped.steps.map((s) => s[c.key] ?? 0),
       })),
     };
@@ -150,12 +168,13 @@ export function OverviewView(p: ViewProps): ReactNode {
       </Section>
 
       {shaped.gpus.length > 0 && (
-        <Section title="GPU summary" id="gpu-summary">
+        <Section title={`${shaped.deviceType} summary`} id="gpu-summary">
           <div className="cards">
             {shaped.gpus.map((g, i) => (
               <div className="card" key={i} data-testid="gpu-card">
-                <h3>
-                  GPU {g.id ?? i}: {g.name || "unknown model"}
+                <h3 data-testid="gpu-title">
+                  {shaped.deviceType} {g.id ?? i}
+                  {g.name ? `: ${g.name}` : ""}
                 </h3>
                 <dl className="kv">
                   {g.memoryBytes !== null && (
@@ -167,17 +186,39 @@ export function OverviewView(p: ViewProps): ReactNode {
                   {g.computeCapability && (
                     <>
                       <dt>Compute capability</dt>
-                      <dd>{g.computeCapability}</dd>
+                      <dd data-testid="gpu-cc">{g.computeCapability}</dd>
                     </>
                   )}
-                  <dt title="Share of the profiled window with at least one kernel running">GPU utilization</dt>
-                  <dd data-testid="gpu-utilization" data-value={g.utilization ?? undefined}>{formatPercent(g.utilization)}</dd>
-                  <dt title="Blocks per SM, capped at 1, weighted by kernel time over the window">Est. SM efficiency</dt>
-                  <dd data-testid="gpu-sm-efficiency" data-value={g.smEfficiency ?? undefined}>{formatPercent(g.smEfficiency)}</dd>
-                  <dt title="Kernel-time-weighted mean of estimated achieved occupancy">Est. achieved occupancy</dt>
-                  <dd data-testid="gpu-occupancy" data-value={g.occupancy ?? undefined}>{formatPercent(g.occupancy)}</dd>
-                  <dt title="Share of kernel time spent in tensor-core kernels">Kernel time using Tensor Cores</dt>
-                  <dd data-testid="gpu-tc" data-value={g.tensorCore ?? undefined}>{formatPercent(g.tensorCore)}</dd>
+                  <Figure
+                    label={`${shaped.deviceType} utilization`}
+                    title="Share of the profiled window with at least one kernel running"
+                    value={g.utilization}
+                    missing="The trace has no kernel in the profiled window"
+                    testId="gpu-utilization"
+                  />
+                  <Figure
+                    label="Est. SM efficiency"
+                    title="Blocks per SM, capped at 1, weighted by kernel time over the window"
+                    value={g.smEfficiency}
+                    missing="Not in this trace: no kernel carries “blocks per SM” (CUDA traces only)"
+                    testId="gpu-sm-efficiency"
+                  />
+                  <Figure
+                    label="Est. achieved occupancy"
+                    title="Kernel-time-weighted mean of estimated achieved occupancy"
+                    value={g.occupancy}
+                    missing="Not in this trace: no kernel carries “est. achieved occupancy %” (CUDA traces only)"
+                    testId="gpu-occupancy"
+                  />
+                  {shaped.matrixUnits && (
+                    <Figure
+                      label={`Kernel time using ${shaped.matrixUnits}`}
+                      title={`Share of kernel time spent in kernels whose names say they use ${shaped.matrixUnits} (docs/metrics.md)`}
+                      value={g.tensorCore}
+                      missing="No kernel time to classify"
+                      testId="gpu-tc"
+                    />
+                  )}
                 </dl>
               </div>
             ))}
@@ -218,7 +259,7 @@ export function OverviewView(p: ViewProps): ReactNode {
             height={Math.min(320, 32 + 28 * shaped.summary.length + 4)}
             testId="summary-table"
           />
-          <Pie title="Time per step by category" slices={shaped.summary.map((r) => ({ name: r.category, value: r.us }))} testId="summary-pie" />
+          <Pie title="Time per step by category" slices={shaped.summary.map((r) => ({ name: r.category, value: r.us, key: r.key }))} testId="summary-pie" />
         </div>
       </Section>
 
@@ -231,10 +272,19 @@ export function OverviewView(p: ViewProps): ReactNode {
               <li key={i} data-testid="recommendation" data-id={r.id}>
                 {r.title && <strong>{r.title}. </strong>}
                 {r.text}
-                {r.evidence && (
+                {r.evidence !== null && (
                   <details className="evidence">
                     <summary>Evidence</summary>
-                    <code>{r.evidence}</code>
+                    <table className="evidence-table" data-testid="evidence">
+                      <tbody>
+                        {evidenceRows(r.evidence, EVIDENCE_FORMAT).map((e, j) => (
+                          <tr key={j}>
+                            <th scope="row">{e.key}</th>
+                            <td>{e.value}</td>
+                          </tr>
+                        ))}
+                      </tbody>
+                    </table>
                   </details>
                 )}
               </li>

@@ -35,7 +35,7 @@ export function viewKey(name: string): string {
 const LABELS: Record<string, string> = {
   overview: "Overview",
   operator: "Operator",
-  kernel: "GPU Kernel",
+  kernel: "Kernel",
   trace: "Trace",
   memory: "Memory",
   distributed: "Distributed",

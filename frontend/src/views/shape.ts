@@ -3,6 +3,8 @@
 export interface Slice {
   name: string;
   value: number;
+  /** A breakdown category key: the slice then takes that category's fixed colour (lib/colors.ts). */
+  key?: string;
 }
 
 /**
@@ -76,8 +78,9 @@ export function meanOf(rows: Record<string, number>[], keys: string[]): Record<s
   return out;
 }
 
-/** Kernel time on tensor cores vs not (rows: kernels with their total time and whether they use TC). */
-export function tensorCoreSlices(rows: { total: number; tcUsed: boolean }[]): Slice[] {
+/** Kernel time on matrix units (Tensor Cores, AMD Matrix Cores) vs not (rows: kernels with their
+ * total time and whether they use them). */
+export function tensorCoreSlices(rows: { total: number; tcUsed: boolean }[], units = "Tensor Cores"): Slice[] {
   let on = 0;
   let off = 0;
   for (const r of rows) {
@@ -86,8 +89,8 @@ export function tensorCoreSlices(rows: { total: number; tcUsed: boolean }[]): Sl
   }
   if (on + off <= 0) return [];
   return [
-    { name: "Using Tensor Cores", value: on },
-    { name: "Not using Tensor Cores", value: off },
+    { name: `Using ${units}`, value: on },
+    { name: `Not using ${units}`, value: off, key: "other" },
   ];
 }
 
@@ -127,5 +130,49 @@ export function spliceCurve(overview: CurvePoints, detail: CurvePoints, start: n
   overview.ts.forEach((t, i) => t < start && push(overview, i));
   detail.ts.forEach((t, i) => t >= start && t <= end && push(detail, i));
   overview.ts.forEach((t, i) => t > end && push(overview, i));
+  return out;
+}
+
+export interface EvidenceRow {
+  key: string;
+  value: string;
+}
+
+/**
+ * A recommendation's evidence (nested JSON) as readable rows: nested keys joined with " › ", list
+ * items numbered, numbers formatted by the key's unit suffix (`_us` times, `_pct` percentages, `share`
+ * and `_ratio` fractions shown as percentages, `_bytes` sizes) and text quoted.
+ */
+export function evidenceRows(evidence: unknown, fmt: { duration: (us: number) => string; percent: (p: number) => string; bytes: (b: number) => string; number: (n: number) => string }): EvidenceRow[] {
+  const out: EvidenceRow[] = [];
+  const label = (k: string) => k.replace(/_(us|pct|bytes|ratio)$/, "").replace(/_/g, " ");
+  const value = (k: string, v: unknown): string => {
+    if (typeof v === "number") {
+      if (/_us$/.test(k)) return fmt.duration(v);
+      if (/_pct$/.test(k)) return fmt.percent(v);
+      if (/(^|_)share$|_ratio$/.test(k)) return fmt.percent(100 * v);
+      if (/_bytes$/.test(k)) return fmt.bytes(v);
+      return fmt.number(v);
+    }
+    if (typeof v === "string") return `“${v}”`;
+    if (typeof v === "boolean") return v ? "yes" : "no";
+    return v === null || v === undefined ? "–" : String(v);
+  };
+  const walk = (path: string[], unit: string, v: unknown) => {
+    if (Array.isArray(v)) {
+      if (v.every((x) => typeof x !== "object" || x === null)) {
+        out.push({ key: path.join(" › "), value: v.map((x) => value(unit, x)).join(", ") });
+        return;
+      }
+      v.forEach((x, i) => walk([...path, `#${i + 1}`], unit, x));
+      return;
+    }
+    if (typeof v === "object" && v !== null) {
+      for (const [k, x] of Object.entries(v)) walk([...path, label(k)], /_(us|pct|bytes|ratio)$|share$/.test(k) ? k : unit, x);
+      return;
+    }
+    out.push({ key: path.join(" › "), value: value(unit, v) });
+  };
+  walk([], "", evidence);
   return out;
 }
