@@ -104,7 +104,10 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   const [selId, setSelId] = useState<string | null>(p.state.sel ?? null);
   const [range, setRange] = useState<Range | null>(null);
   const [rangeMode, setRangeMode] = useState(false);
-  const [status, setStatus] = useState<{ state: string; error: Error | null; detail: Detail | null }>({ state: "loading", error: null, detail: null });
+  // the status line is written by the controller's callback directly (it changes while panning: no
+  // re-render of the view for it); only a window's error goes through React
+  const statusRef = useRef<HTMLSpanElement>(null);
+  const [windowError, setWindowError] = useState<Error | null>(null);
   const [query, setQuery] = useState("");
   const [found, setFound] = useState<{ answer: TlSearch | null; error: Error | null; busy: boolean }>({ answer: null, error: null, busy: false });
   const [k, setK] = useState(-1);
@@ -160,7 +163,14 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         },
         onSelect: (id) => select(id),
         onRange: (r) => setRange(r),
-        onState: (state, error, detail) => setStatus({ state, error, detail }),
+        onState: (state, error, detail) => {
+          const el = statusRef.current;
+          if (el) {
+            el.textContent = timelineStatus(state, detail);
+            el.title = detail?.coarsened ? COARSENED_TIP : "";
+          }
+          setWindowError((prev) => (prev?.message === error?.message ? prev : error));
+        },
       },
       document.documentElement.dataset.theme === "dark",
       initial,
@@ -297,7 +307,6 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     if (found.answer.truncated) countText += ` (first ${formatCount(matches.length)} reachable)`;
     if (inView && searchRange) countText += " in view";
   }
-  const statusText = timelineStatus(status.state, status.detail);
 
   return (
     <div className="trace-view">
@@ -359,14 +368,14 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         <span
           className="muted tl-status"
           data-testid="timeline-status"
-          title={status.detail?.coarsened ? "The answer for this window reached the server's cap of 100,000 boxes, so neighbouring events were merged at a coarser resolution than the screen's. Zoom in (or collapse groups) for every event." : undefined}
+          ref={statusRef}
         >
-          {statusText}
+          loading…
         </span>
         {exportLink}
       </div>
       {findError && <div className="warn">{findError}</div>}
-      {status.error && <ErrorBox error={status.error} what="this part of the timeline" />}
+      {windowError && <ErrorBox error={windowError} what="this part of the timeline" />}
       <div className="timeline" ref={rootRef} data-testid="timeline" data-state="loading" tabIndex={0}>
         <canvas ref={miniRef} className="tl-minimap" data-testid="timeline-minimap" />
         <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" />
@@ -423,6 +432,9 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     </div>
   );
 }
+
+const COARSENED_TIP =
+  "The answer for this window reached the server's cap of 100,000 boxes, so neighbouring events were merged at a coarser resolution than the screen's. Zoom in (or collapse groups) for every event.";
 
 /** The status line: loading, or the drawn answer's resolution when the server had to coarsen it. */
 export function timelineStatus(state: string, detail: Detail | null): string {
