@@ -200,7 +200,7 @@ def one_round(logdir: Path, browser: Any, seconds: float, timeout: float, log_di
     cmd = [str(TENSORBOARD), "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)]
     env = {**os.environ, "TORCH_PROFILER_SCAN_INTERVAL": "0.5"}
     cwd = tempfile.mkdtemp(prefix="bench-tb-")
-    res: dict[str, Any] = {}
+    res: dict[str, Any] = {"loadavg_at_start": os.getloadavg()[0]}
     with open(log_path, "wb") as log:
         t_start = time.perf_counter()
         proc = subprocess.Popen(
@@ -261,7 +261,8 @@ def bench(logdir: Path, repeats: int, seconds: float, timeout: float) -> dict[st
                 print(
                     f"  round {i + 1}: ready {r['ready_s']:.1f} s, first draw {r['first_draw_s']:.2f} s "
                     f"(warm {r['warm_draw_s']:.2f} s), {r['fps_whole']['fps']:.0f} fps whole / "
-                    f"{r['fps_zoomed']['fps']:.0f} fps zoomed, tree peak {r['peak_rss_mb']:.0f} MB",
+                    f"{r['fps_zoomed']['fps']:.0f} fps zoomed, tree peak {r['peak_rss_mb']:.0f} MB "
+                    f"(load average {r['loadavg_at_start']:.1f} at the start)",
                     flush=True,
                 )
         finally:
@@ -290,6 +291,7 @@ def bench(logdir: Path, repeats: int, seconds: float, timeout: float) -> dict[st
         "page_heap_mb": col(lambda r: (r["fps_whole"]["heap"] or 0) / 2**20),
         "peak_rss_mb": col(lambda r: r["peak_rss_mb"]),
         "peak_at_ready_mb": col(lambda r: r["peak_at_ready_mb"]),
+        "loadavg": col(lambda r: r["loadavg_at_start"]),
         "rounds": rounds,
         "targets": TARGETS,
         "machine": machine(),
@@ -300,7 +302,8 @@ def report(r: dict[str, Any]) -> None:
     mb = 2**20
     print(
         f"logdir {r['logdir']}: {r['trace_bytes'] / mb:.0f} MB of trace files as stored, {r['events']:,} events on "
-        f"{r['tracks']} tracks; medians of {r['repeats']} (min-max)"
+        f"{r['tracks']} tracks; medians of {r['repeats']} (min-max); 1-minute load average "
+        f"{fmt(r['loadavg'], digits=1)} on {os.cpu_count()} CPUs at the rounds' starts"
     )
     print(f"profile ready after TensorBoard start: {fmt(r['ready_s'], digits=1, unit=' s')}")
     first = r["first_draw_s"]["median"]
