@@ -234,3 +234,13 @@ def test_lightning_hooks_per_step(tmp_path: Path) -> None:
     assert lightning.part_of("[LightningModule]M.on_train_batch_start") == "callbacks"
     assert lightning.part_of("[Strategy]S.batch_to_device") == "data_fetching"
     assert lightning.breakdown(load(_trace(), tmp_path / "plain")) == []
+
+
+def test_root_device_totals_match_the_launches_of_the_step(profile: Profile) -> None:
+    roots = modules.figures(profile, "modules", 1)
+    roots = roots[roots["parent"] < 0]
+    dev = profile.device
+    step_launches = dev["dur"][
+        (dev["ts"] - TraceBuilder().base_ts) < 1000
+    ].sum()  # every kernel ran in step 1
+    assert roots["device_total_us"].sum() == pytest.approx(step_launches) == pytest.approx(122)

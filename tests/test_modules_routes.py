@@ -3,12 +3,18 @@ the tree on resnet_like_cpu (with_modules) and on the Lightning run, filtered op
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from werkzeug.test import Client
 
 from tests.fixtures.paths import SAMPLES
 from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
+from tests.fixtures.trace_builder import TraceBuilder
+from torch_tb_profiler.ingest.loading import RunStore
+from torch_tb_profiler.plugin import collect_routes, wsgi_app
 
 RESNET = {"run": "resnet_like_cpu", "worker": "worker0", "span": "1"}
 LIGHTNING_RUN = "lightning_cpu/lightning_logs/version_0"
@@ -111,3 +117,30 @@ def test_show_in_timeline_finds_the_module_event(tb: TensorBoard) -> None:
     status, place = tb.get("timeline/longest", **RESNET, name=block["event"], kind="any")
     assert status == 200 and place["name"] == "nn.Module: ResidualBlock_0"
     assert place["dur_us"] == pytest.approx(block["longest_us"], rel=1e-6)
+
+
+def test_hooks_only_profile_defaults_to_the_hook_tree(tmp_path: Path) -> None:
+    b = TraceBuilder(extra_top={"Framework": "pytorch-lightning"})
+    b.step(1, 0, 1000)
+    b.annotation("[pl][profile][Strategy]SingleDeviceStrategy.training_step", 10, 500)
+    b.write(tmp_path / "pl" / "fit.training_step.1.pt.trace.json.gz")
+    store = RunStore(str(tmp_path), processes=0, settle_seconds=0)
+    try:
+        store.scan_once()
+        assert store.wait_idle(60)
+        client = Client(wsgi_app(collect_routes()["/modules"], store))
+        body = json.loads(
+            client.get("/modules", query_string={"run": "pl", "worker": "fit.training_step"}).data
+        )
+        assert body["tree"] == "hooks" and not body["has_modules"] and body["has_hooks"]
+        assert [n["name"] for n in body["nodes"]] == ["[Strategy]SingleDeviceStrategy.training_step"]
+        assert body["hook_steps"][0]["parts"]["step"] == 500
+        missing = client.get(
+            "/modules", query_string={"run": "pl", "worker": "fit.training_step", "tree": "modules"}
+        )
+        assert missing.status_code == 404
+        assert "Module" in json.loads(
+            Client(wsgi_app(collect_routes()["/views"], store)).get("/views?run=pl").data
+        )
+    finally:
+        store.close()
