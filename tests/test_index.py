@@ -242,7 +242,10 @@ def test_local_index_folder_is_bounded_least_recently_used_first(tmp_path: Path)
         p = folder / f"{i}{persist.SUFFIX}"
         p.write_bytes(b"x" * 1000)
         os.utime(p, (now - age, now - age))
-    (folder / ".part-unfinished").write_bytes(b"x" * 5000)  # not an index: never counted or removed
+    (folder / ".part-unfinished").write_bytes(b"x" * 5000)  # being written: not counted, not removed
+    orphan = folder / ".part-killed-writer"
+    orphan.write_bytes(b"x")
+    os.utime(orphan, (now - 2 * persist.ORPHAN_TMP_S,) * 2)
     assert persist.evict(root, 2000) == 1
     assert sorted(p.name for p in folder.iterdir()) == [
         ".part-unfinished",

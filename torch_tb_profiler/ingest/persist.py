@@ -39,6 +39,7 @@ SUFFIX = ".ttbidx"
 _LAYOUT = "v1"
 _TMP_PREFIX = ".part-"
 EVICTION_GRACE_S = 60.0
+ORPHAN_TMP_S = 3600.0  # a temporary file this old was left by a killed writer
 
 
 class IndexUnavailable(Exception):
@@ -199,7 +200,8 @@ def _write_local(target: Path, data: bytes) -> None:
 def evict(root: Path, limit: int, keep: Path | None = None) -> int:
     """Delete least recently used index files under root until they total at most ``limit`` bytes.
 
-    ``keep`` and files used in the last EVICTION_GRACE_S seconds stay. Returns how many were deleted."""
+    ``keep`` and files used in the last EVICTION_GRACE_S seconds stay; temporary files of writers killed
+    mid-write (older than ORPHAN_TMP_S) go too. Returns how many index files were deleted."""
     base = root / _LAYOUT
     entries: list[tuple[int, int, Path]] = []
     total = 0
@@ -209,6 +211,11 @@ def evict(root: Path, limit: int, keep: Path | None = None) -> int:
         if not folder.is_dir():
             continue
         for item in os.scandir(folder.path):
+            if item.name.startswith(_TMP_PREFIX):
+                with contextlib.suppress(OSError):
+                    if time.time() - item.stat().st_mtime > ORPHAN_TMP_S:
+                        os.unlink(item.path)
+                continue
             if not item.name.endswith(SUFFIX):
                 continue
             with contextlib.suppress(FileNotFoundError):
