@@ -39,8 +39,8 @@ _TABLES = [
     for f in dataclasses.fields(Profile)
     if f.name not in ("run", "worker", "span", "source", "meta", "cache")
 ]
-# the code that decides what a Profile holds: an index made by other code is not current
-_MODEL_SOURCES = ("trace", "model", "ingest/parse.py", "ingest/parse_split.py")
+# the code that decides what a Profile holds and how it is stored: an index made by other code is not current
+_MODEL_SOURCES = ("trace", "model", "ingest/parse.py", "ingest/parse_split.py", "ingest/index_format.py")
 
 
 class IndexFormatError(Exception):
@@ -146,12 +146,12 @@ def _table_bytes(name: str, frame: pd.DataFrame) -> bytes:
     if not isinstance(frame.index, pd.RangeIndex) or frame.index.start != 0 or frame.index.step != 1:
         raise IndexFormatError(f"table {name}: index is not 0..n-1")
     arrays, fields = [], []
-    for column in frame.columns:
+    for column, series in frame.items():
         if not isinstance(column, str):
             raise IndexFormatError(f"table {name}: column name {column!r} is not a string")
-        array = _column_to_arrow(name, column, frame[column])
+        array = _column_to_arrow(name, column, series)
         arrays.append(array)
-        fields.append(pa.field(column, array.type, metadata={_DTYPE_KEY: str(frame[column].dtype).encode()}))
+        fields.append(pa.field(column, array.type, metadata={_DTYPE_KEY: str(series.dtype).encode()}))
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     sink = pa.BufferOutputStream()
     options = pa.ipc.IpcWriteOptions(compression=_COMPRESSION)
