@@ -93,7 +93,7 @@ def test_pie_legend_tells_long_names_apart(tb_ui, page, rec):
     entries = legend(page, "pie-Host total time")
     by_name = {name: (colour, shown, title) for name, colour, shown, title in entries}
     for name in LONG:
-        colour, shown, title = by_name[name]
+        _, shown, title = by_name[name]
         assert title.startswith(name)  # the full name on hover
         assert len(shown) <= 44
     assert len({by_name[n][1] for n in LONG}) == 3  # the shown texts differ
@@ -134,7 +134,9 @@ def test_reload_inside_tensorboard_keeps_the_selection(tb_ui, page, rec):
     frame.wait_for_selector('[data-testid="select-view"]')
     frame.select_option('[data-testid="select-view"]', "Operator")
     frame.wait_for_selector('[data-testid="view"][data-view="operator"] [data-testid="op-table"]')
-    page.wait_for_function("() => location.hash.includes('run=b_other') && location.hash.includes('view=Operator')")
+    page.wait_for_function(
+        "() => location.hash.includes('run=b_other') && location.hash.includes('view=Operator')"
+    )
     assert page.url.split("#", 1)[1].startswith("pytorch_profiler&")
     old = frame
     page.reload()
@@ -164,3 +166,44 @@ def test_mtia_is_named_by_its_kind(tb_ui, page, rec):
     # the standalone page asks nobody for /favicon.ico
     assert not [u for u in rec.requests if u.endswith("/favicon.ico")]
     assert rec.errors == []
+
+
+def _no_overflow(page, selector: str, axes: str = "xy") -> list[str]:
+    """The elements matching selector whose content is cut (scrolls) along the given axes."""
+    return page.locator(selector).evaluate_all(
+        "(els, axes) => els.filter(e => (axes.includes('x') && e.scrollWidth > e.clientWidth + 1)"
+        " || (axes.includes('y') && e.scrollHeight > e.clientHeight + 1))"
+        ".map(e => e.closest('[data-testid]')?.dataset.testid + ': ' + e.textContent.slice(0, 40))",
+        axes,
+    )
+
+
+def test_kernel_table_fits_1400_px_and_headers_keep_their_words(tb_ui, browser):
+    ctx = browser.new_context(viewport={"width": 1400, "height": 900})
+    page = ctx.new_page()
+    page.goto(app_url(tb_ui, run="b_other", view="Kernel", kgroup="detailed"))
+    page.wait_for_selector('[data-testid="kernel-table"] [role="cell"][data-col="regs"]')
+    scroll = page.locator('[data-testid="kernel-table"] .dt-scroll')
+    assert scroll.evaluate("e => e.scrollWidth <= e.clientWidth + 1"), "no column hidden sideways"
+    # "Regs/thread" and every other header wraps between words only, never inside one
+    assert _no_overflow(page, '[data-testid="kernel-table"] [role="columnheader"]') == []
+    ctx.close()
+
+
+def test_small_tables_show_every_row_at_800_px(tb_samples, browser):
+    ctx = browser.new_context(viewport={"width": 800, "height": 900})
+    page = ctx.new_page()
+    page.goto(app_url(tb_samples, run="ddp_gloo_2ranks", view="Distributed"))
+    page.wait_for_selector('[data-testid="groups-table"] [role="cell"]')
+    page.wait_for_selector('[data-testid="comm-table"] [role="cell"]')
+    page.wait_for_timeout(300)  # the virtualizer measures the grown tables
+    # headers wrap to several lines at this width: tables of a few rows grow instead of cutting rows
+    # (wide tables scroll sideways and long ones down, by design)
+    cut = page.locator(".dt").evaluate_all(
+        "els => els.filter(t => parseInt(t.querySelector('[data-testid=row-count]').textContent) <= 15)"
+        ".map(t => t.querySelector('.dt-scroll'))"
+        ".filter(e => e.scrollHeight > e.clientHeight + 1).map(e => e.closest('[data-testid]').dataset.testid)"
+    )
+    assert page.locator(".dt-scroll").count() >= 2
+    assert cut == []
+    ctx.close()
