@@ -138,6 +138,7 @@ def test_host_bound(tmp_path: Path) -> None:
     r = _found(b, tmp_path)["host_bound"]
     assert r["evidence"]["top_host_ranges"][0]["name"] == "aten::index"
     assert r["evidence"]["top_host_ranges"][0]["idle_overlap_us"] == pytest.approx(400)
+    assert "mostly in “aten::index”" in r["text"]  # names quoted, readable whatever they contain
 
 
 def test_launch_bound(tmp_path: Path) -> None:

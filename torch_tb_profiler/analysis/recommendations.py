@@ -148,6 +148,11 @@ def _join(items: list[str]) -> str:
     return ", ".join(items[:-1]) + " and " + items[-1]
 
 
+def _names(items: list[str]) -> str:
+    """Operator and annotation names quoted, so that "## forward ##" or "a, b" read as one name."""
+    return _join([f"“{i}”" for i in items])
+
+
 # ---- the original rules -------------------------------------------------------------------------
 
 
@@ -314,7 +319,7 @@ def host_bound(ctx: Context) -> Recommendation | None:
     by_name = by_name[by_name > 0]
     top = [{"name": str(n), "idle_overlap_us": float(v)} for n, v in by_name.items()]
     n_steps = max(len(ctx.steps), 1)
-    where = f" The host was mostly in {_join([t['name'] for t in top])} then." if top else ""
+    where = f" The host was mostly in {_names([t['name'] for t in top])} then." if top else ""
     return Recommendation(
         "host_bound",
         "GPU idle while the host works",
@@ -404,7 +409,7 @@ def synchronizing(ctx: Context) -> Recommendation | None:
         "synchronization",
         "Synchronizing calls inside steps",
         f"The host blocks on the device for {_pct(share)} of step time: {listing}, issued from "
-        f"{_join([str(o) for o in by_op.index])}. Avoid .item(), .cpu(), .tolist(), printing tensors "
+        f"{_names([str(o) for o in by_op.index])}. Avoid .item(), .cpu(), .tolist(), printing tensors "
         "and explicit synchronize() inside the step; keep metrics on the GPU and read them every N steps.",
         {
             "sync_us": total,
@@ -434,7 +439,7 @@ def pageable_copies(ctx: Context) -> Recommendation | None:
         "pageable_memcpy",
         "Copies from pageable host memory",
         f"{int(sel.sum())} copies between pageable host memory and the device move {nbytes / 2**20:.1f} MiB "
-        f"and take {_pct(share)} of step time (launched by {_join([str(o) for o in ops.index])}). Pinned "
+        f"and take {_pct(share)} of step time (launched by {_names([str(o) for o in ops.index])}). Pinned "
         "memory (DataLoader pin_memory=True, tensor.pin_memory()) with .to(device, non_blocking=True) "
         "makes them faster and lets them overlap computation.",
         {
