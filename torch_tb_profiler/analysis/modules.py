@@ -172,36 +172,10 @@ def _build(profile, which: str) -> ModuleTree:
     step = np.where(inside, k, -1)
     end = np.where(inside, np.minimum(end, h_end[np.maximum(k, 0)] if len(h_end) else end), end)
 
-    parent_inst = np.full(n, -1, dtype=np.int64)
-    node_of = np.full(n, -1, dtype=np.int64)
-    node_keys: dict[tuple[str, str, int, str], int] = {}
-    node_rows: list[
-        tuple[int, str, str, str, str, str, int]
-    ] = []  # parent, name, cls, event, pid, tid, depth
-    pid, tid, name = ev["pid"].tolist(), ev["tid"].tolist(), ev["name"].tolist()
-    cls, event = ev["cls"].tolist(), ev["event"].tolist()
-    stack: list[int] = []
-    for i in range(n):
-        if stack and (pid[stack[-1]], tid[stack[-1]]) != (pid[i], tid[i]):
-            stack = []
-        while stack and ts[i] >= end[stack[-1]]:
-            stack.pop()
-        if stack and step[stack[-1]] != step[i]:
-            stack = []  # a step boundary: instances of another step never nest
-        if stack:
-            p = stack[-1]
-            parent_inst[i] = p
-            end[i] = min(end[i], end[p])  # an overhanging instance is cut at the enclosing one's end
-        parent_node = node_of[parent_inst[i]] if parent_inst[i] >= 0 else -1
-        key = (pid[i], tid[i], int(parent_node), name[i])
-        node = node_keys.get(key)
-        if node is None:
-            node = node_keys[key] = len(node_rows)
-            depth = node_rows[parent_node][6] + 1 if parent_node >= 0 else 0
-            node_rows.append((int(parent_node), name[i], cls[i], event[i], pid[i], tid[i], depth))
-        node_of[i] = node
-        stack.append(i)
-
+    thread = pd.factorize(ev["pid"] + "/" + ev["tid"])[0]
+    parent_inst, node_of, node_parent, node_first, end = _nest(
+        thread, pd.factorize(ev["name"])[0], ts, end, step
+    )
     host = np.maximum(end - ts, 0.0)
     device = _device_inside(profile, ev["pid"].to_numpy(), ev["tid"].to_numpy(), ts, end)
     has_parent = parent_inst >= 0
@@ -209,8 +183,10 @@ def _build(profile, which: str) -> ModuleTree:
     device_child = np.zeros(n)
     np.add.at(host_child, parent_inst[has_parent], host[has_parent])
     np.add.at(device_child, parent_inst[has_parent], device[has_parent])
-    nodes = pd.DataFrame(node_rows, columns=["parent", "name", "cls", "event", "pid", "tid", "depth"])
+    nodes = ev.iloc[node_first][["name", "cls", "event", "pid", "tid"]].reset_index(drop=True)
+    nodes.insert(0, "parent", node_parent)
     nodes.insert(0, "id", np.arange(len(nodes), dtype=np.int64))
+    nodes["depth"] = _depths(node_parent)
     nodes["order"] = _preorder(nodes["parent"].to_numpy(dtype=np.int64))
     instances = pd.DataFrame(
         {
@@ -225,6 +201,60 @@ def _build(profile, which: str) -> ModuleTree:
         }
     )
     return ModuleTree(source=source, nodes=nodes, instances=instances)
+
+
+def _nest(
+    thread: np.ndarray, name: np.ndarray, ts: np.ndarray, end: np.ndarray, step: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Instances sorted by (thread, start, longest first) -> each one's enclosing instance, its node,
+    and per node its parent node and first instance; ``end`` cut at the enclosing instance's end."""
+    n = len(ts)
+    th, nm, start, stop, stp = thread.tolist(), name.tolist(), ts.tolist(), end.tolist(), step.tolist()
+    parent = [-1] * n
+    node_of = [-1] * n
+    keys: dict[tuple[int, int, int], int] = {}
+    node_parent: list[int] = []
+    node_first: list[int] = []
+    stack: list[int] = []
+    for i in range(n):
+        if stack and th[stack[-1]] != th[i]:
+            stack.clear()
+        while stack and start[i] >= stop[stack[-1]]:
+            stack.pop()
+        if stack and stp[stack[-1]] != stp[i]:
+            stack.clear()  # a step boundary: instances of another step never nest
+        parent_node = -1
+        if stack:
+            p = stack[-1]
+            parent[i] = p
+            parent_node = node_of[p]
+            if stop[i] > stop[p]:
+                stop[i] = stop[p]  # an overhanging instance is cut at the enclosing one's end
+        key = (th[i], parent_node, nm[i])
+        node = keys.get(key)
+        if node is None:
+            node = keys[key] = len(node_parent)
+            node_parent.append(parent_node)
+            node_first.append(i)
+        node_of[i] = node
+        stack.append(i)
+    as_int = np.asarray
+    return (
+        as_int(parent, dtype=np.int64),
+        as_int(node_of, dtype=np.int64),
+        as_int(node_parent, dtype=np.int64),
+        as_int(node_first, dtype=np.int64),
+        np.asarray(stop, dtype=np.float64),
+    )
+
+
+def _depths(parent: np.ndarray) -> np.ndarray:
+    """Depth of each node (parents come before their children)."""
+    depth = np.zeros(len(parent), dtype=np.int64)
+    for node, p in enumerate(parent.tolist()):
+        if p >= 0:
+            depth[node] = depth[p] + 1
+    return depth
 
 
 def _preorder(parent: np.ndarray) -> np.ndarray:
