@@ -189,6 +189,9 @@ def test_cpu_against_gpu_explains_instead_of_zero(tmp_path: Path, pair) -> None:
     k = d["breakdown_us"]["kernel"]
     assert k["baseline"] is None and k["delta"] is None
     assert "CPU-only" in k["note"]
+    assert (
+        k["spread"]["baseline"] is None and k["spread"]["experiment"]["mean"] == 400.0 and k["noise"] is None
+    )
     assert any("CPU profile and the experiment a GPU one" in n for n in d["notes"])
     assert d["gpus"][0]["utilization_pct"]["baseline"] is None
     assert any("GPU 0 ran kernels only in the experiment" in n for n in d["notes"])

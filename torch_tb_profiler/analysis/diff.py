@@ -139,7 +139,8 @@ def _step_level(b: dict[str, Any], e: dict[str, Any], notes: list[str]) -> tuple
         why = "is a CPU-only profile" if cpu_only else "has no such time"
         entry = _noisy_change(b["categories"][c], e["categories"][c])
         entry[lacking] = None
-        entry.update(delta=None, rel=None, significant=False)
+        entry["spread"] = {**entry["spread"], lacking: None}
+        entry.update(delta=None, rel=None, noise=None, significant=False)
         entry["note"] = f"the {lacking} {why}: {breakdown.LABELS[c]} is not compared"
         notes.append(entry["note"])
         cats[c] = entry

@@ -21,7 +21,8 @@ export interface Spread {
 export interface NoisyChange extends Change {
   noise: number | null;
   significant: boolean;
-  spread?: { baseline: Spread; experiment: Spread };
+  /** null on the side that lacks the figure */
+  spread?: { baseline: Spread | null; experiment: Spread | null };
   /** why the figure is not compared (a side lacks it) */
   note?: string;
 }

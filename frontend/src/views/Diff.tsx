@@ -2,7 +2,7 @@
 // in the address (run/worker/span and base_run/base_worker/base_span), so a comparison can be linked.
 import { type ReactNode, useEffect, useMemo } from "react";
 import type { Api } from "../api/client";
-import { type Change, type DiffAnswer, type KernelDiff, type NoisyChange, type OperatorDiff, waterfallBars } from "../api/diff";
+import { type Change, type DiffAnswer, type KernelDiff, type NoisyChange, type OperatorDiff, type Spread, waterfallBars } from "../api/diff";
 import { normalizeNames, normalizeRuns } from "../api/runs";
 import { Chart, type ChartOption, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
@@ -94,6 +94,11 @@ function sideLabel(s: DiffAnswer["baseline"]): string {
   return `${s.run} / ${s.worker} / span ${s.span} (${s.device_type}, ${s.steps} steps)`;
 }
 
+function spreadText(s: Spread | null | undefined): string {
+  if (!s || s.count === 0) return "–";
+  return `${formatDuration(s.min)} / ${formatDuration(s.median)} / ${formatDuration(s.max)}`;
+}
+
 interface StepRow {
   figure: string;
   c: NoisyChange;
@@ -160,6 +165,8 @@ function DiffBody({ api, d, byShape, setGroup, drill }: { api: Api; d: DiffAnswe
   const stepColumns: Column<StepRow>[] = [
     { id: "figure", header: "Figure", kind: "text", value: (r) => r.figure, width: "minmax(140px, 1.5fr)" },
     ...changeColumns<StepRow>((r) => r.c, "duration"),
+    { id: "b_spread", header: "Baseline min / median / max", kind: "text", value: (r) => spreadText(r.c.spread?.baseline), width: "minmax(150px, 1.4fr)", searchable: false },
+    { id: "e_spread", header: "Experiment min / median / max", kind: "text", value: (r) => spreadText(r.c.spread?.experiment), width: "minmax(150px, 1.4fr)", searchable: false },
     { id: "noise", header: "Noise ±", kind: "duration", value: (r) => r.c.noise, tooltip: "the larger half-range of the steps on either side" },
     {
       id: "significant",
