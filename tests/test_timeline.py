@@ -191,3 +191,18 @@ def test_trace_counters_become_counter_tracks_of_their_process(tmp_path: Path) -
     series = idx.counters[depth.id]
     assert (series.ts - BASE).tolist() == [10, 50, 90] and series.values.tolist() == [3, 1, 0]
     assert idx.counters[tracks["queue bytes"].id].values.tolist() == [100, 400, 0]
+
+
+def test_zero_length_events_hold_nothing_as_in_the_op_tree(tmp_path: Path) -> None:
+    """A [0, 50] > B [10, 20] > two zero-length ops at 10: both at depth 2, siblings, not nested."""
+    b = TraceBuilder(style="modern")
+    b.op("A", 0, 50)
+    b.op("B", 10, 10)
+    b.op("Z1", 10, 0)
+    b.op("Z2", 10, 0)
+    profile = load_profile(str(b.write(tmp_path / "w.pt.trace.json")))
+    idx = tl.build_index(profile)
+    ops = profile.ops
+    depth = dict(zip(ops["name"], idx.depth[idx.position["op"]].tolist(), strict=True))
+    assert depth == {"A": 0, "B": 1, "Z1": 2, "Z2": 2}
+    assert dict(zip(ops["name"], ops["depth"].tolist(), strict=True)) == depth

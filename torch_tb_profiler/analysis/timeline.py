@@ -7,7 +7,8 @@ Rules (docs/metrics.md, "Timeline"):
   of that (pid, tid)), one per device stream (kernels, memcpy, memset, syncs), one per device stream
   for its GPU annotations, and counter tracks per device.
 - Depth on a thread: the number of the thread's events open when the event starts (a sweep over
-  starts and ends; at one time, ends come first, and zero-length events end after all starts). On a
+  starts and ends; at one time, ends come first, and a zero-length event ends right after its own
+  start, before the starts that follow it: it holds nothing). On a
   properly nested thread this is the nesting depth of the op tree. Stream events don't nest: depth 0.
 - No event is dropped: an event that overlaps the previous event of its own row without nesting
   goes to an extra row below the track's nesting rows (first one free, greedy by start time); the
@@ -270,15 +271,18 @@ def _nesting_depth(track: np.ndarray, ts: np.ndarray, end: np.ndarray, nests: np
     # event order: (track, ts, longest first) -> rank used to break ties between starts
     rank = np.empty(sel.size, dtype=np.int64)
     rank[np.lexsort((ts[sel] - end[sel], ts[sel], track[sel]))] = np.arange(sel.size)
+    # a zero-length event closes right after its own start: it holds nothing, and the events that
+    # start at its time after it (in rank order) are its siblings, as in the op tree (model.build)
     zero = end[sel] <= ts[sel]
     p_track = np.r_[track[sel], track[sel]]
     p_time = np.r_[ts[sel], end[sel]]
-    p_type = np.r_[np.ones(sel.size, np.int8), np.where(zero, 2, 0).astype(np.int8)]
+    p_type = np.r_[np.ones(sel.size, np.int8), np.where(zero, 1, 0).astype(np.int8)]
     p_rank = np.r_[rank, rank]
-    order = np.lexsort((p_rank, p_type, p_time, p_track))
-    delta = np.where(p_type[order] == 1, 1, -1)
-    before = np.cumsum(delta) - delta  # open events before this point (each track nets to zero)
+    p_after = np.r_[np.zeros(sel.size, np.int8), np.ones(sel.size, np.int8)]
+    order = np.lexsort((p_after, p_rank, p_type, p_time, p_track))
     is_start = order < sel.size
+    delta = np.where(is_start, 1, -1)
+    before = np.cumsum(delta) - delta  # open events before this point (each track nets to zero)
     depth[sel[order[is_start]]] = before[is_start]
     return depth
 
