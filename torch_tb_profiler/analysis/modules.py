@@ -37,6 +37,7 @@ from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import steps as step_table
 
 TREES = ("modules", "hooks")
+INSTANCE_COLUMNS = ("node", "step", "ts", "end", "host", "host_child", "device", "device_child")
 
 PY_INSTANCE = re.compile(r"^(?P<cls>.+?)_\d+$")
 PL_MODULE = re.compile(r"^\[pl\]\[module\](?P<type>[^:]*): (?P<name>.*)$")
@@ -161,6 +162,24 @@ def _build(profile, which: str) -> ModuleTree:
     )
     ev = ev.reset_index(drop=True)
     n = len(ev)
+    if n == 0:  # no ranges: answer without computing the steps (the views list asks every profile)
+        nodes = pd.DataFrame(
+            {
+                "id": [],
+                "parent": [],
+                "name": [],
+                "cls": [],
+                "event": [],
+                "pid": [],
+                "tid": [],
+                "depth": [],
+                "order": [],
+            }
+        ).astype({"id": np.int64, "parent": np.int64, "depth": np.int64, "order": np.int64})
+        inst = pd.DataFrame({c: np.zeros(0) for c in INSTANCE_COLUMNS}).astype(
+            {"node": np.int64, "step": np.int64}
+        )
+        return ModuleTree(source=source, nodes=nodes, instances=inst)
     ts = ev["ts"].to_numpy().copy()
     end = ev["end"].to_numpy().copy()
     # steps: the one whose host range holds the start; cut at its end
