@@ -103,3 +103,11 @@ def test_shared_rocm_trace_is_labelled_rocm() -> None:
     assert gpu["compute_capability"] is None
     assert gpu["sm_efficiency_pct"] is None  # ROCm kernels carry no "blocks per SM"
     assert gpu["tensor_core_pct"] == pytest.approx(27.27, abs=0.01)  # the Tensile MI GEMMs
+
+
+def test_distributed_device_info_is_keyed_by_kind(tmp_path: Path) -> None:
+    from torch_tb_profiler.analysis.distributed import _gpu_info
+
+    assert set(_gpu_info(load(_vendor_trace("mtia_runtime", "mtia_ccp_events"), tmp_path / "m"))) == {"MTIA9"}
+    rocm = load(_cuda_trace(MI250, "Cijk_MT64x16x32_MI16x16x1", runtime="hipLaunchKernel"), tmp_path / "r")
+    assert _gpu_info(rocm)["GPU0"].get("compute_capability") is None

@@ -193,7 +193,8 @@ def _node_process(worker: str, meta: Any, profile: Any) -> tuple[str, str]:
 
 
 def _gpu_info(profile: Any) -> dict[str, dict]:
-    """Per used GPU (device ids of device events): name, memory, compute capability, SMs."""
+    """Per used device (ids of device events), keyed by kind and id ("GPU0", "MTIA9"): name, memory,
+    compute capability (CUDA only), SMs."""
     props = getattr(profile.meta, "device_properties", None) or []
     by_id = {}
     for i, p in enumerate(props):
@@ -213,7 +214,7 @@ def _gpu_info(profile: Any) -> dict[str, dict]:
             info["compute_capability"] = f"{p.get('computeMajor')}.{p.get('computeMinor')}"
         if p.get("numSms") is not None:
             info["sms"] = p.get("numSms")
-        out[f"GPU{d}"] = info
+        out[f"{accelerator(profile).kind}{d}"] = info  # GPU0, MTIA9, …
     return out
 
 
