@@ -29,7 +29,9 @@ def tb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
 
 def test_views_offer_module_only_with_module_information(tb: TensorBoard) -> None:
     assert "Module" in tb.get("views", run="resnet_like_cpu")[1]
-    assert "Module" in tb.get("views", run=LIGHTNING_RUN)[1]
+    lightning_views = tb.get("views", run=LIGHTNING_RUN)[1]
+    assert "Module" in lightning_views
+    assert "Distributed" not in lightning_views  # its workers are Lightning's stages, not ranks
     assert "Module" not in tb.get("views", run="plain_no_steps")[1]
     assert tb.get("workers", run="plain_no_steps", view="Module")[1] == []
 

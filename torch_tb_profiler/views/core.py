@@ -24,7 +24,10 @@ def available_views(store: RunStore, run: str) -> list[str]:
         views.append("Memory")
     if any(has_module_view(p) for p in profiles):
         views.append("Module")
-    if len(store.workers(run)) > 1 or any(len(p.comms) or p.meta.distributed_info for p in profiles):
+    # Lightning writes one "worker" per stage (fit.training_step, test.test_step...): not ranks
+    stages_only = all(p.meta.framework == "pytorch-lightning" for p in profiles)
+    several = len(store.workers(run)) > 1 and not stages_only
+    if several or any(len(p.comms) or p.meta.distributed_info for p in profiles):
         views.append("Distributed")
     if _profile_count(store) >= 2:  # Diff compares any two profiles of the logdir
         views.append("Diff")
