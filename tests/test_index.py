@@ -318,3 +318,31 @@ def test_summary_reads_a_current_index_instead_of_parsing(
     monkeypatch.setattr(parse_split, "load_split", no_parsing)
     assert cli.main(["summary", str(job), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == parsed
+
+
+def test_plugin_prepares_the_first_overview_of_each_run_read_from_the_index(
+    tmp_path: Path, job: Path
+) -> None:
+    import argparse
+
+    from tensorboard.plugins import base_plugin
+
+    from torch_tb_profiler.plugin import TorchProfilerPlugin
+
+    flags = argparse.Namespace(profiler_index_dir=str(tmp_path / "index"), profiler_scan_interval=60.0)
+    plugins = []
+    for _ in range(2):  # the first writes the index, the second reads it
+        plugin = TorchProfilerPlugin(base_plugin.TBContext(logdir=str(job), flags=flags))
+        plugins.append(plugin)
+        assert plugin.store.wait_first_scan(30)
+        time.sleep(0.1)
+        assert plugin.store.wait_idle(60)
+        plugin.store.close()
+    first, second = plugins
+
+    def prepared(plugin: TorchProfilerPlugin, worker: str) -> bool:
+        return "breakdown.per_step" in plugin.store.get_profile("ddp", worker, None).cache
+
+    assert not prepared(first, "rank0")  # parsed: nothing computed before a request
+    assert prepared(second, "rank0")  # from the index: the overview is prepared
+    assert not prepared(second, "rank1")  # not the first worker: left alone

@@ -146,14 +146,6 @@ def _stop_on_signals(store: RunStore) -> None:
             return
 
 
-def _prepare_overview(profile: Profile) -> None:
-    """A profile read from the index is ready in a fraction of a second: compute what its overview needs
-    (kept on the profile) before the user asks, so the first overview answers at once."""
-    from torch_tb_profiler.analysis.overview import overview
-
-    overview(profile)
-
-
 class TorchProfilerPlugin(base_plugin.TBPlugin):
     plugin_name = PLUGIN_NAME
 
@@ -179,12 +171,26 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
             interval=interval,
             processes=int(processes) if processes else None,
             index=index,
-            on_indexed=_prepare_overview,
+            on_indexed=self._prepare_overview,
         )
         self.store.start()
         _stop_on_signals(self.store)
         self._routes = collect_routes()
         self._warmer = Warmer(self.store, self._routes)
+
+    def _prepare_overview(self, profile: Profile) -> None:
+        """A profile read from the index is ready in a fraction of a second: if it is the one the frontend
+        shows first in its run (first worker, first span), compute what its overview needs (kept on the
+        profile) before the user asks. Only that one: a run of 1024 ranks must not cost 1024 overviews."""
+        try:
+            worker = self.store.workers(profile.run)[0]
+            span = self.store.spans(profile.run, worker)[0]
+        except LookupFailed:
+            return
+        if (profile.worker, profile.span) == (worker, span):
+            from torch_tb_profiler.analysis.overview import overview
+
+            overview(profile)
 
     def _overview_served(self, request: Request) -> None:
         """The user is looking at this profile: warm its other views in the background."""
