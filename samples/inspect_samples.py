@@ -37,6 +37,13 @@ def describe(path: Path, root: Path) -> None:
     print("  " + ", ".join(f"{ph}/{cat}:{n}" for (ph, cat), n in sorted(kinds.items(), key=str)))
     print(f"  steps={steps} memory={len(memory)} peak_alloc={peak} module_events={len(modules)}")
     print(f"  collectives={dict(collectives)} 'Collective name' args={with_coll_name}")
+    if trace.get("Framework") == "pytorch-lightning":
+        pl = Counter(
+            e["name"][:12] for e in events if e.get("name", "").startswith(("[pl][module]", "[pl][profile]"))
+        )
+        print(
+            f"  Framework=pytorch-lightning [pl][module]={pl['[pl][module]']} [pl][profile]={pl['[pl][profile]']}"
+        )
     if "distributedInfo" in trace:
         print(f"  distributedInfo={trace['distributedInfo']}")
 
