@@ -38,12 +38,10 @@ def describe(path: Path, root: Path) -> None:
     print(f"  steps={steps} memory={len(memory)} peak_alloc={peak} module_events={len(modules)}")
     print(f"  collectives={dict(collectives)} 'Collective name' args={with_coll_name}")
     if trace.get("Framework") == "pytorch-lightning":
-        pl = Counter(
-            e["name"][:12] for e in events if e.get("name", "").startswith(("[pl][module]", "[pl][profile]"))
-        )
-        print(
-            f"  Framework=pytorch-lightning [pl][module]={pl['[pl][module]']} [pl][profile]={pl['[pl][profile]']}"
-        )
+        names = [e.get("name", "") for e in events]
+        mods = sum(n.startswith("[pl][module]") for n in names)
+        hooks = sum(n.startswith("[pl][profile]") for n in names)
+        print(f"  Framework=pytorch-lightning [pl][module]={mods} [pl][profile]={hooks}")
     if "distributedInfo" in trace:
         print(f"  distributedInfo={trace['distributedInfo']}")
 
