@@ -82,6 +82,17 @@ def test_failed_rule_exits_1_with_its_figures(logdir: Path) -> None:
     assert "FAIL  step_time>+5%" in r.stdout and "pass  runtime>+5%" in r.stdout
 
 
+def test_op_rules_join_by_name_whatever_the_table_groups_by(logdir: Path) -> None:
+    r = compare(
+        str(logdir / "exp"), str(logdir / "base"), "--group-by", "name_input_shape", "--json",
+        "--fail-on", "op:aten::mm.device_self>+150us",
+    )  # fmt: skip
+    assert r.returncode == 1, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc["operators"][0]["input_shape"] == "[[8, 8], [8, 8]]"
+    assert doc["verdict"]["failed"][0]["delta"] == 200.0
+
+
 def test_self_comparison_passes_every_rule(logdir: Path) -> None:
     rules = [
         "step_time>+0%",

@@ -89,7 +89,8 @@ def run(args: argparse.Namespace) -> int:
             args.experiment, *(_pick(args, "exp", k) for k in ("run", "worker", "span")), "experiment"
         )
         result = dict(D.compare(base, exp, args.group_by))
-        result["verdict"] = R.verdict(rules, result)
+        by_name = result if args.group_by == "name" else D.compare(base, exp, "name")
+        result["verdict"] = R.verdict(rules, by_name)  # op rules name an operator, all its shapes
     except (CompareError, R.RuleError) as exc:
         print(f"torch-tb-profiler compare: {exc}", file=sys.stderr)
         return EXIT_BAD
