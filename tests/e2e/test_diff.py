@@ -83,6 +83,9 @@ def test_drill_down_to_the_baseline_timeline(tb_diff, page, rec):
     page.click('[data-testid="diff-stack-baseline"] button')
     page.wait_for_selector('[data-testid="view"][data-view="trace"]')
     assert "run=base" in page.url and "find=op%3Aaten%3A%3Arelu" in page.url
+    # the Trace view finds the longest aten::relu of the baseline and selects it
+    page.wait_for_function("() => location.href.includes('sel=') && !location.href.includes('find=')")
+    page.wait_for_selector('[data-testid="view"][data-view="trace"] >> text=aten::relu')
     assert rec.errors == []
 
 
