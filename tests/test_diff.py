@@ -271,3 +271,16 @@ def test_memory_peaks_and_rules(tmp_path: Path) -> None:
     assert not R.evaluate(R.parse("memory:GPU0.peak_allocated>+1KiB"), d)["failed"]
     with pytest.raises(R.RuleError, match="no memory records for device 'GPU1'"):
         R.evaluate(R.parse("memory:GPU1.peak_allocated>0"), d)
+
+
+def test_a_gpu_figure_one_trace_lacks_is_explained(tmp_path: Path, pair) -> None:
+    from tests.fixtures.trace_builder import V100, TraceBuilder
+
+    b = TraceBuilder(device_properties=[V100])
+    b.step(1, 0, 1000)
+    mm = b.op("aten::mm", 100, 200)
+    b.launch("void gemm_kernel<128, 64>(float*)", 110, 10, 400, 400, ext_id=mm)  # no occupancy, no blocks/SM
+    d = D.compare(_load(b.write(tmp_path / "n.pt.trace.json"), "n"), pair[1])
+    occ = d["gpus"][0]["achieved_occupancy_pct"]
+    assert occ["baseline"] is None and occ["experiment"] == 50.0 and occ["delta"] is None
+    assert "GPU 0: the baseline's trace gives no achieved occupancy: it is not compared" in d["notes"]

@@ -166,6 +166,10 @@ def _gpu_level(b: dict[str, Any], e: dict[str, Any], notes: list[str]) -> list[d
         }
         for f in GPU_FIELDS:
             row[f] = change(None if gb is None else gb[f], None if ge is None else ge[f])
+            if gb is not None and ge is not None and (gb[f] is None) != (ge[f] is None):
+                lacking = "baseline" if gb[f] is None else "experiment"
+                what = f.removesuffix("_pct").replace("_", " ")
+                notes.append(f"GPU {row['id']}: the {lacking}'s trace gives no {what}: it is not compared")
         if gb is None or ge is None:
             notes.append(
                 f"GPU {row['id']} ran kernels only in the {'experiment' if gb is None else 'baseline'}"
