@@ -78,7 +78,8 @@ class Scanner:
     """Repeated scans of one logdir. A file is settled when it looks the same (size, mtime, etag) as on
     the previous scan, or, seen for the first time, when its modification time is older than
     ``settle_seconds``. A file that changed since the previous scan is still being written: it waits,
-    however long ago its last write was (a writer may pause longer than ``settle_seconds``)."""
+    however long ago its last write was (a writer may pause longer than ``settle_seconds``).
+    ``settle_seconds`` 0 turns settling off: every file is taken as it is."""
 
     def __init__(self, loc: Location, settle_seconds: float = 2.0) -> None:
         self.loc = loc
@@ -101,7 +102,8 @@ class Scanner:
             current[f.info.path] = sig
             previous = self._previous.get(f.info.path)
             old_enough = f.info.mtime and now - f.info.mtime >= self.settle_seconds
-            if previous == sig or (previous is None and old_enough) or f.info.problem:
+            no_settling = self.settle_seconds <= 0  # tests and one-shot tools: take every file as it is
+            if no_settling or previous == sig or (previous is None and old_enough) or f.info.problem:
                 settled.append(f)
         self._previous = current
         return ScanResult(files, settled, warnings=warnings)
