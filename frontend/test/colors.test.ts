@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { CATEGORY_COLORS, OTHER_GREY, distinctColor, middleEllipsis, sliceColors } from "../src/lib/colors";
-import { BREAKDOWN, evidenceRows } from "../src/views/shape";
+import { BREAKDOWN, evidenceRows, stepTooltip } from "../src/views/shape";
 import { topPie } from "../src/views/Operator";
 
 describe("colours", () => {
@@ -63,5 +63,12 @@ describe("topPie", () => {
       { name: "b", value: 30 },
       { name: "Other (3)", value: 20 },
     ]);
+  });
+});
+
+describe("stepTooltip", () => {
+  it("starts with the step total and gives each category's share of it", () => {
+    const text = stepTooltip("3", 200, [{ seriesName: "Kernel", value: 150 }, { seriesName: "Other", value: 50 }], (us) => `${us} µs`);
+    expect(text.split("\n")).toEqual(["Step 3: 200 µs", "Kernel: 150 µs (75.0 %)", "Other: 50 µs (25.0 %)"]);
   });
 });

@@ -8,7 +8,7 @@ import { CATEGORY_COLORS } from "../lib/colors";
 import { formatBytes, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { arr, get, isObj, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
-import { BREAKDOWN, type SummaryRow, evidenceRows, executionSummary, meanOf, visibleCategories } from "./shape";
+import { BREAKDOWN, type SummaryRow, evidenceRows, executionSummary, meanOf, stepTooltip, visibleCategories } from "./shape";
 import { type ViewProps, profileParams } from "./types";
 
 export interface Gpu {
@@ -124,10 +124,8 @@ export function OverviewView(p: ViewProps): ReactNode {
         trigger: "axis",
         // the step's total first, then each category with its share of the step (as the original)
         formatter: (items: { dataIndex: number; seriesName: string; value: number }[]) => {
-          const step = shaped.steps[items[0]?.dataIndex ?? 0];
-          const total = step?.duration ?? items.reduce((s, x) => s + x.value, 0);
-          const lines = items.map((x) => `${x.seriesName}: ${formatDuration(x.value)} (${total > 0 ? ((100 * x.value) / total).toFixed(1) : "0.0"} %)`);
-          return [`Step ${labels[items[0]?.dataIndex ?? 0] ?? ""}: ${formatDuration(total)}`, ...lines].join("\n");
+          const i = items[0]?.dataIndex ?? 0;
+          return stepTooltip(labels[i] ?? "", shaped.steps[i]?.duration ?? null, items, formatDuration);
         },
       },
       legend: { top: 0, type: "scroll" },

@@ -176,3 +176,10 @@ export function evidenceRows(evidence: unknown, fmt: { duration: (us: number) =>
   walk([], "", evidence);
   return out;
 }
+
+/** The step chart's tooltip: the step's total, then each category's time and share of the step. */
+export function stepTooltip(step: string, total: number | null, items: { seriesName: string; value: number }[], duration: (us: number) => string): string {
+  const sum = total ?? items.reduce((s, x) => s + x.value, 0);
+  const lines = items.map((x) => `${x.seriesName}: ${duration(x.value)} (${sum > 0 ? ((100 * x.value) / sum).toFixed(1) : "0.0"} %)`);
+  return [`Step ${step}: ${duration(sum)}`, ...lines].join("\n");
+}
