@@ -4,9 +4,15 @@ operators and links to the timeline; the Lightning run shows its hooks; dark mod
 
 from __future__ import annotations
 
+import os
+import time
+from collections.abc import Iterator
+
 import pytest
 
 from tests.e2e.conftest import app_url, shot
+from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
+from tests.fixtures.trace_builder import V100, TraceBuilder
 
 RESNET = {"run": "resnet_like_cpu", "worker": "worker0", "span": "1"}
 LIGHTNING = {"run": "lightning_cpu/lightning_logs/version_0", "worker": "fit.training_step"}
@@ -128,3 +134,44 @@ def test_dark_mode(browser, tb_samples, rec):
         shot(pg, "module_dark.png")
     finally:
         ctx.close()
+
+
+@pytest.fixture(scope="module")
+def tb_gpu_modules(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
+    """A built GPU trace with modules: Net_0 = Encoder_0 (host 600, device 300) + Head_0 (host 100,
+    device 500): host and device widths differ."""
+    b = TraceBuilder(device_properties=[V100])
+    b.step(1, 0, 1000)
+    b.python_function("nn.Module: Net_0", 100, 800, py_id=1, parent_id=None, module_id=0)
+    b.python_function("nn.Module: Encoder_0", 110, 600, py_id=2, parent_id=1, module_id=0)
+    b.launch("enc_kernel", 120, 5, 150, 300)
+    b.python_function("nn.Module: Head_0", 750, 100, py_id=3, parent_id=1, module_id=0)
+    b.launch("head_kernel", 760, 5, 800, 500)
+    root = tmp_path_factory.mktemp("gpu_modules")
+    path = b.write(root / "gpu" / "w0.1.pt.trace.json.gz")
+    os.utime(path, (time.time() - 60,) * 2)
+    with tensorboard(root, tmp=tmp_path_factory.mktemp("tb")) as tb:
+        tb.wait_loaded()
+        yield tb
+
+
+def test_device_time_switch(tb_gpu_modules, page, rec):
+    page.goto(app_url(tb_gpu_modules, run="gpu", worker="w0", view="Module"))
+    page.wait_for_selector('[data-testid="module-row"][data-name="Head_0"]')
+    head = _row(page, "Head_0")
+    values = [
+        float(v) for v in head.locator("td[data-value]").evaluate_all("es => es.map(e => e.dataset.value)")
+    ]
+    assert values[:5] == [1, 100, 100, 500, 500]  # occurrences, host total/self, device total/self
+    flame = page.locator('[data-testid="flame-graph"]')
+
+    def width(name: str) -> float:
+        return flame.locator(f'[data-testid="flame-bar"][data-name="{name}"]').bounding_box()["width"]
+
+    full = flame.bounding_box()["width"]
+    assert width("Encoder_0") == pytest.approx(full * 600 / 800, abs=2)  # host: 600 of Net_0's 800
+    page.select_option('[data-testid="select-metric"]', "device")
+    _until(page, lambda: abs(width("Head_0") - full * 500 / 800) < 2, "device widths")
+    assert width("Encoder_0") == pytest.approx(full * 300 / 800, abs=2)
+    assert "mmetric=device" in page.url
+    assert rec.errors == []

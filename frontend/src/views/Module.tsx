@@ -175,6 +175,8 @@ function FlameGraph({
   const bars = useMemo(() => icicle(roots, metric, zoom, 0.001), [roots, metric, zoom]);
   const [tip, setTip] = useState<{ bar: Bar; x: number; y: number; flip: boolean } | null>(null);
   const rowsUsed = bars.reduce((m, b) => Math.max(m, b.row + 1), 0);
+  // a bar zooms in; the zoomed bar zooms out to its parent; an ancestor above it zooms out to itself
+  const zoomTo = (b: Bar) => onZoom(b.ancestor || b.node.id !== zoom ? b.node.id : b.node.parent >= 0 ? b.node.parent : null);
   if (!bars.length)
     return <div className="muted">No {metric} time in the selected step{a.step === "all" ? "s" : ""}.</div>;
   return (
@@ -199,7 +201,16 @@ function FlameGraph({
           data-id={b.node.id}
           data-name={b.node.name}
           data-value={metricValue(b.node, metric)}
-          onClick={() => onZoom(b.ancestor || b.node.id !== zoom ? b.node.id : b.node.parent >= 0 ? b.node.parent : null)}
+          role="button"
+          tabIndex={0}
+          aria-label={`${b.node.name}: ${formatDuration(metricValue(b.node, metric))}; zoom`}
+          onClick={() => zoomTo(b)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" || e.key === " ") {
+              e.preventDefault();
+              zoomTo(b);
+            }
+          }}
           onMouseMove={(e) => {
             const box = e.currentTarget.parentElement?.getBoundingClientRect();
             const x = e.clientX - (box?.left ?? 0);
