@@ -21,7 +21,11 @@ const pct = (rel: number | null | undefined): number | null => (rel === null || 
 /** The baseline's run/worker/span: from the address, else a sensible other profile. */
 function useBaseline(p: ViewProps): { run: string; worker: string; span: string | null; runs: string[]; workers: string[]; spans: string[] } | null {
   const runsAnswer = useApi<unknown>(p.api, "runs");
-  const runs = useMemo(() => (runsAnswer.data === undefined ? [] : normalizeRuns(runsAnswer.data).runs.map((r) => r.name)), [runsAnswer.data]);
+  // runs whose every file failed have nothing to compare
+  const runs = useMemo(
+    () => (runsAnswer.data === undefined ? [] : normalizeRuns(runsAnswer.data).runs.filter((r) => r.state !== "error").map((r) => r.name)),
+    [runsAnswer.data],
+  );
   const defaultRun = runs.find((r) => r !== p.run) ?? p.run;
   const run = p.state.base_run && runs.includes(p.state.base_run) ? p.state.base_run : runs.length ? defaultRun : null;
   const workersAnswer = useApi<unknown>(p.api, run === null ? null : "workers", { run: run ?? "" });
