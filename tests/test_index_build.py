@@ -22,7 +22,7 @@ from tests.test_index import assert_profiles_equal
 from torch_tb_profiler import cli
 from torch_tb_profiler.ingest import index_build as ib
 from torch_tb_profiler.ingest.loading import RunStore
-from torch_tb_profiler.ingest.persist import open_store
+from torch_tb_profiler.ingest.persist import SUFFIX, open_store
 
 pytest.importorskip("distributed")
 
@@ -209,3 +209,42 @@ def test_a_killed_worker_s_file_is_retried_on_another(
         assert len(_from_index(store)) == 4 and all(_from_index(store).values())
     finally:
         store.close()
+
+
+def test_ctrl_c_stops_and_leaves_only_whole_index_files(tmp_path: Path) -> None:
+    from torch_tb_profiler.ingest import index_format
+
+    logdir = tmp_path / "logs" / "job"
+    logdir.mkdir(parents=True)
+    source = sorted((SAMPLES / "ddp_gloo_2ranks").iterdir())[0]
+    for i in range(40):  # enough work that the interrupt lands mid-run
+        target = logdir / f"rank{i:02d}.1.pt.trace.json.gz"
+        shutil.copyfile(source, target)
+        _old(target)
+    index_dir = tmp_path / "index"
+    argv = [sys.executable, "-m", "torch_tb_profiler.cli", "index", str(logdir.parent)]
+    argv += ["--index-dir", str(index_dir), "--local-workers", "1"]
+    proc = subprocess.Popen(
+        argv,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while len(list(index_dir.rglob(f"*{SUFFIX}"))) < 3:
+            assert proc.poll() is None and time.monotonic() < deadline, "indexing did not start"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "interrupted" in err
+    written = list(index_dir.rglob(f"*{SUFFIX}"))
+    assert 3 <= len(written) < 40
+    for path in written:  # every visible index file is whole
+        index_format.loads(path.read_bytes())
