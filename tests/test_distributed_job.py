@@ -20,91 +20,11 @@ from __future__ import annotations
 
 import pytest
 
+from tests.fixtures.builders_distributed import BYTES, H100, rank_trace
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis import distributed as D
 from torch_tb_profiler.analysis.collectives import collective_calls
 from torch_tb_profiler.ingest.loading import load_profile
-
-H100 = {
-    "id": 0,
-    "name": "NVIDIA H100",
-    "totalGlobalMem": 85899345920,
-    "computeMajor": 9,
-    "computeMinor": 0,
-    "numSms": 132,
-}
-NELEMS = 1_000_000
-BYTES = 4 * NELEMS
-
-
-def rank_trace(
-    rank: int,
-    world: int,
-    stragglers: dict[int, tuple[int, float]],
-    style: str = "record_param_comms",
-    with_seq: bool = True,
-    steps: int = 2,
-) -> TraceBuilder:
-    """One rank's trace. stragglers: step index -> (rank, delay µs). style: 'record_param_comms'
-    (2.x args on op and kernel), 'legacy' (nccl:all_reduce annotation with input shapes only)."""
-    info = {
-        "backend": "nccl",
-        "rank": rank,
-        "world_size": world,
-        "pg_count": 1,
-        "pg_config": [
-            {
-                "pg_name": "0",
-                "pg_desc": "default_pg",
-                "backend_config": "cuda:nccl",
-                "pg_size": world,
-                "ranks": list(range(world)),
-            }
-        ],
-    }
-    b = TraceBuilder(
-        pid=1000 + rank,
-        tid=1000 + rank,
-        device_properties=[H100],
-        distributed_info=info,
-        extra_top={"host_name": f"node{rank // 8}"},
-    )
-    for k in range(steps):
-        o = 1000.0 * k
-        b.step(k + 1, o, 1000)
-        mm = b.op("aten::mm", o + 10, 50)
-        b.launch("gemm", o + 20, 5, o + 100, 300, ext_id=mm)
-        s_rank, delay = stragglers.get(k, (-1, 0.0))
-        d = delay if s_rank == rank else 0.0
-        if style == "legacy":
-            ext = b.annotation("nccl:all_reduce", o + 60, 20, input_dims=[[NELEMS]], input_types=["float"])
-            b.launch("ncclKernel_AllReduce_RING_LL_Sum_float", o + 65, 5, o + 300 + d, 400 - d, ext_id=ext)
-        else:
-            coll = {
-                "Collective name": "allreduce",
-                "In msg nelems": NELEMS,
-                "Out msg nelems": NELEMS,
-                "dtype": "Float",
-                "Group size": world,
-                "Process Group Name": "0",
-                "Process Group Description": "default_pg",
-                "Process Group Ranks": str(list(range(world))),
-            }
-            if with_seq:
-                coll["Seq"] = k
-            outer = b.op("c10d::allreduce_", o + 58, 24)
-            ext = b.op("record_param_comms", o + 60, 20, args=coll)
-            b.launch(
-                "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
-                o + 65,
-                5,
-                o + 300 + d,
-                400 - d,
-                ext_id=ext,
-                extra_args=coll,
-            )
-            assert outer != ext
-    return b
 
 
 def load_job(tmp_path, world, stragglers, **kw) -> list[D.WorkerComm]:
