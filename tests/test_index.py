@@ -346,3 +346,15 @@ def test_plugin_prepares_the_first_overview_of_each_run_read_from_the_index(
     assert not prepared(first, "rank0")  # parsed: nothing computed before a request
     assert prepared(second, "rank0")  # from the index: the overview is prepared
     assert not prepared(second, "rank1")  # not the first worker: left alone
+
+
+def test_default_location_is_a_private_folder_in_the_user_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(persist.INDEX_DIR_ENV)
+    monkeypatch.setenv("TORCH_PROFILER_CACHE_DIR", str(tmp_path / "cache"))
+    store = persist.open_store()
+    assert store is not None and store.max_bytes == persist.DEFAULT_MAX_BYTES
+    root = tmp_path / "cache" / "index"
+    assert Path(store.loc.root) == root
+    assert root.stat().st_mode & 0o777 == 0o700

@@ -134,7 +134,7 @@ def loads(data: bytes | memoryview) -> Profile:
         meta = _meta_from_json(header["meta"])
     except IndexFormatError:
         raise
-    except (KeyError, TypeError, ValueError, pa.ArrowException) as e:
+    except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
         raise IndexFormatError(f"unreadable index: {type(e).__name__}: {e}") from None
     return Profile(
         run=info["run"], worker=info["worker"], span=info["span"], source=info["source"], meta=meta, **frames

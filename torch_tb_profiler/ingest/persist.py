@@ -185,7 +185,7 @@ def _is_missing(exc: Exception) -> bool:
 
 
 def _write_local(target: Path, data: bytes) -> None:
-    target.parent.mkdir(parents=True, exist_ok=True)
+    target.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # like the other caches: private
     fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as f:
@@ -258,7 +258,12 @@ def open_store(url: str | None = None) -> IndexStore | None:
         import pyarrow  # noqa: F401
     except ImportError:
         raise IndexUnavailable("the persisted index needs pyarrow (pip install pyarrow)") from None
-    target = url if url is not None else str(default_dir())
+    if url is None:
+        target = str(default_dir())
+        with contextlib.suppress(OSError):  # per user and private, like the other caches (docs/security.md)
+            Path(target).mkdir(mode=0o700, parents=True, exist_ok=True)
+    else:
+        target = url
     try:
         loc = resolve(target)
     except StorageError as e:
