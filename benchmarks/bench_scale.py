@@ -8,11 +8,15 @@ reopen (``--reopen CASE``, default 322mb): a real TensorBoard on the case's logd
   start -> /overview answers 200), ``after_up_s`` = overview_s - http_up_s (the headline: the issue's
   target is <= 0.5 s with a current index), and the peak RSS of the process tree.
 
+in-process (with ``--reopen``): the case's first file parsed (``load_profile``, one process) vs its index
+  file read back (``index_format.loads``), and the index file's size.
+
 throughput (``--throughput CASE``, default ranks64): ``torch-tb-profiler index``'s work, timed from the
   first task submitted to the last result (cluster start excluded, reported apart), with a LocalCluster of
   1 and of 2 worker processes, and with ``--dask-cli`` also a ``dask scheduler`` + 2 ``dask worker``
-  processes started with Dask's CLI. Each round writes a fresh index folder. Figures: files/s, MB/s of
-  trace files as stored (.gz) and of JSON, per worker, and the 1 -> 2 scaling.
+  processes started with Dask's CLI. Each round runs every setup once (interleaved: noise hits all),
+  each with a fresh index folder. Figures: files/s, MB/s of trace files as stored (.gz) and of JSON,
+  per worker, and the 1 -> 2 scaling.
 
 Usage:
     python benchmarks/bench_scale.py [--reopen 322mb] [--throughput ranks64] [--runs 3] [--dask-cli]
@@ -129,6 +133,31 @@ def bench_reopen(case_name: str, runs: int, timeout: float) -> dict[str, Any]:
     return out
 
 
+def bench_inproc(case_name: str, runs: int) -> dict[str, Any]:
+    from torch_tb_profiler.ingest import index_format
+    from torch_tb_profiler.ingest.parse import load_profile
+
+    case = resolve_case(case_name, DEFAULT_OUT)
+    path = str(case.files[0])
+    parse, read = [], []
+    data = b""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        profile = load_profile(path)
+        parse.append(time.perf_counter() - t0)
+        data = index_format.dumps(profile, {"url": path})
+        del profile
+        t0 = time.perf_counter()
+        index_format.loads(data)
+        read.append(time.perf_counter() - t0)
+    return {
+        "file": Path(path).name,
+        "parse_s": summary(parse),
+        "index_read_s": summary(read),
+        "index_bytes": len(data),
+    }
+
+
 # ---------------------------------------------------------------- throughput
 def time_engine(engine: ib.Engine, tasks: list[ib.Task]) -> tuple[float, list[ib.Result]]:
     t0 = time.perf_counter()
@@ -181,9 +210,11 @@ def bench_throughput(case_name: str, runs: int, dask_cli: bool) -> dict[str, Any
         "stored_bytes": stored,
         "json_bytes": json_bytes,
     }
-    for label, workers, kind in setups:
-        times, starts = [], []
-        for _ in range(runs):
+    times: dict[str, list[float]] = {f"{label} x{n}": [] for label, n, _ in setups}
+    starts: dict[str, list[float]] = {k: [] for k in times}
+    for r in range(runs):  # setups interleaved within each round: machine noise hits all of them
+        for label, workers, kind in setups:
+            key = f"{label} x{workers}"
             index_dir = Path(tempfile.mkdtemp(prefix="bench-scale-index-"))
             tasks = ib.tasks_for(loc.url, files, str(index_dir), None)
             try:
@@ -192,26 +223,27 @@ def bench_throughput(case_name: str, runs: int, dask_cli: bool) -> dict[str, Any
                     address = stack.enter_context(cli_cluster(workers)) if kind == "cli" else None
                     engine = ib.DaskEngine(address, workers)
                     stack.callback(engine.close)
-                    starts.append(time.perf_counter() - t0)
+                    starts[key].append(time.perf_counter() - t0)
                     seconds, results = time_engine(engine, tasks)
-                bad = [r for r in results if r.status != ib.INDEXED]
+                bad = [x for x in results if x.status != ib.INDEXED]
                 if bad:
                     raise RuntimeError(f"{len(bad)} files failed: {bad[0].message}")
-                times.append(seconds)
+                times[key].append(seconds)
             finally:
                 shutil.rmtree(index_dir, ignore_errors=True)
+            print(f"round {r + 1} {key}: {seconds:.2f} s", file=sys.stderr)
+    for label, workers, _kind in setups:
         key = f"{label} x{workers}"
-        s = summary(times)
+        s = summary(times[key])
         out[key] = {
             "workers": workers,
             "seconds": s,
-            "cluster_start_s": summary(starts),
+            "cluster_start_s": summary(starts[key]),
             "files_per_s": len(files) / s["median"],
             "stored_mb_per_s": stored / 1e6 / s["median"],
             "json_mb_per_s": json_bytes / 1e6 / s["median"],
             "json_mb_per_s_per_worker": json_bytes / 1e6 / s["median"] / workers,
         }
-        print(f"{key}: {fmt(s, digits=2, unit=' s')}", file=sys.stderr)
     one, two = out.get("LocalCluster x1"), out.get("LocalCluster x2")
     if one and two:
         out["scaling_1_to_2"] = one["seconds"]["median"] / two["seconds"]["median"]
@@ -231,6 +263,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     result: dict[str, Any] = {"machine": machine()}
     if args.reopen:
+        i = result["inproc"] = bench_inproc(args.reopen, args.runs)
+        print(
+            f"in-process, {i['file']}: parse {fmt(i['parse_s'])} s, index read {fmt(i['index_read_s'], digits=3)} s, "
+            f"index file {i['index_bytes'] / 1e6:.1f} MB"
+        )
         r = result["reopen"] = bench_reopen(args.reopen, args.runs, args.timeout)
         rows = [
             [mode, fmt(r[mode]["http_up_s"]), fmt(r[mode]["overview_s"]), fmt(r[mode]["after_up_s"]),
