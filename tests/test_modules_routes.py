@@ -34,6 +34,10 @@ def test_views_offer_module_only_with_module_information(tb: TensorBoard) -> Non
     assert "Distributed" not in lightning_views  # its workers are Lightning's stages, not ranks
     assert "Module" not in tb.get("views", run="plain_no_steps")[1]
     assert tb.get("workers", run="plain_no_steps", view="Module")[1] == []
+    assert (
+        tb.get("overview", run="plain_no_steps", worker="worker0")[1]["environment"]["module_info"] is False
+    )
+    assert tb.get("overview", **RESNET)[1]["environment"]["module_info"] is True
 
 
 def test_resnet_tree(tb: TensorBoard) -> None:

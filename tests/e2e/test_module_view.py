@@ -175,3 +175,13 @@ def test_device_time_switch(tb_gpu_modules, page, rec):
     assert width("Encoder_0") == pytest.approx(full * 300 / 800, abs=2)
     assert "mmetric=device" in page.url
     assert rec.errors == []
+
+
+def test_overview_says_how_to_record_modules(tb_samples, page, rec):
+    page.goto(app_url(tb_samples, run="plain_no_steps", view="Overview"))
+    page.wait_for_selector('[data-testid="module-hint"]')
+    assert "with_modules=True" in page.locator('[data-testid="module-hint"]').inner_text()
+    page.goto(app_url(tb_samples, view="Overview", **RESNET))
+    page.wait_for_selector('[data-testid="step-breakdown"]')
+    assert page.locator('[data-testid="module-hint"]').count() == 0
+    assert rec.errors == []

@@ -99,6 +99,7 @@ export function readOverview(data: unknown) {
     /** "Tensor Cores" (CUDA), "Matrix Cores" (ROCm), "" where kernel names cannot be classified */
     matrixUnits: str(data, "matrix_units"),
     workers: num(env, "workers"),
+    moduleInfo: get(env, "module_info") !== false,
     versions: isObj(get(env, "versions")) ? (get(env, "versions") as Record<string, unknown>) : {},
     distributed: isObj(get(env, "distributed")) ? (get(env, "distributed") as Record<string, unknown>) : {},
     summary: executionSummary(avg, cats),
@@ -163,6 +164,12 @@ export function OverviewView(p: ViewProps): ReactNode {
             <Stat label="Mean step time" value={formatDuration(shaped.stepTime)} testId="step-time" raw={shaped.stepTime} />
           )}
         </div>
+        {!shaped.moduleInfo && (
+          <div className="muted" data-testid="module-hint">
+            No module information in this trace: record with torch.profiler.profile(..., with_modules=True) (or with_stack=True) to see
+            the time per nn.Module in the Module view.
+          </div>
+        )}
       </Section>
 
       {shaped.gpus.length > 0 && (
