@@ -67,6 +67,7 @@ def test_totals_cover_every_row(store: RunStore) -> None:
     body = ops(store, limit="1")
     expected = sum(10 + i for i in range(len(NAMES)))  # every row, not only the page
     assert body["totals"]["host_total_us"] == pytest.approx(expected)
+    assert body["matrix_units"] is None  # a CPU profile: no TC columns to show
 
 
 @pytest.mark.parametrize(

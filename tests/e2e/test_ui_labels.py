@@ -163,6 +163,10 @@ def test_mtia_is_named_by_its_kind(tb_ui, page, rec):
     assert "GPU" not in page.inner_text('[data-testid="gpu-summary"]')
     views = page.locator('[data-testid="select-view"] option').all_inner_texts()
     assert "Kernel" in views and "GPU Kernel" not in views
+    # the operator table has device columns but no tensor-core columns for a device without a rule
+    page.goto(app_url(tb_ui, run="d_mtia", view="Operator"))
+    page.wait_for_selector('[data-testid="op-table"] [role="columnheader"][data-col="device_self"]')
+    assert page.locator('[data-testid="op-table"] [role="columnheader"][data-col="tc_self"]').count() == 0
     # the standalone page asks nobody for /favicon.ico
     assert not [u for u in rec.requests if u.endswith("/favicon.ico")]
     assert rec.errors == []

@@ -128,7 +128,8 @@ function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: 
   );
 }
 
-export function operatorColumns(withDevice: boolean, withShape: boolean, show?: (name: string) => void): Column<OpRow>[] {
+/** units: the device's matrix units ("Tensor Cores", "Matrix Cores"); "" hides the TC columns. */
+export function operatorColumns(withDevice: boolean, withShape: boolean, show?: (name: string) => void, units = "Tensor Cores"): Column<OpRow>[] {
   const cols: Column<OpRow>[] = [
     { id: "name", header: "Operator", kind: "text", value: (r) => r.name, ...(show ? { render: (r: OpRow) => <TimelineLink name={r.name} onShow={show} /> } : {}) },
   ];
@@ -145,11 +146,11 @@ export function operatorColumns(withDevice: boolean, withShape: boolean, show?: 
     { id: "host_self", header: "Host self", kind: "duration", value: (r) => r.hostSelf, tooltip: "Duration minus children and its own runtime calls" },
     { id: "host_total", header: "Host total", kind: "duration", value: (r) => r.hostTotal, tooltip: "Wall time on the host, children included" },
   );
-  if (withDevice) {
+  if (withDevice && units) {
     cols.push(
       { id: "tc_eligible", header: "TC eligible", kind: "text", value: (r) => (r.tcEligible ? "yes" : "no"), width: "minmax(80px, 0.6fr)", searchable: false },
-      { id: "tc_self", header: "TC self", kind: "percent", value: (r) => r.tcSelfPct, tooltip: "Share of device self time in tensor-core kernels" },
-      { id: "tc_total", header: "TC total", kind: "percent", value: (r) => r.tcTotalPct, tooltip: "Share of device total time in tensor-core kernels" },
+      { id: "tc_self", header: "TC self", kind: "percent", value: (r) => r.tcSelfPct, tooltip: `Share of device self time in kernels using ${units}` },
+      { id: "tc_total", header: "TC total", kind: "percent", value: (r) => r.tcTotalPct, tooltip: `Share of device total time in kernels using ${units}` },
     );
   }
   return cols;
@@ -215,12 +216,16 @@ export function OperatorView(p: ViewProps): ReactNode {
   // the whole table fits in one answer: sort and search it here, as every other table
   const paged = page.total > PAGE;
   const setState = p.setState;
+  const units = str(pies.data, "matrix_units");
   const columns = useMemo(
     () =>
-      operatorColumns(withDevice, groupBy === "name_input_shape", (name) =>
-        setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true),
+      operatorColumns(
+        withDevice,
+        groupBy === "name_input_shape",
+        (name) => setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true),
+        units,
       ),
-    [withDevice, groupBy, setState],
+    [withDevice, groupBy, setState, units],
   );
 
   const err = pies.error ?? grouped.error;
