@@ -4,6 +4,7 @@ run that does not exist says so, devices are named by their kind, no favicon req
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -211,3 +212,21 @@ def test_small_tables_show_every_row_at_800_px(tb_samples, browser):
     assert page.locator(".dt-scroll").count() >= 2
     assert cut == []
     ctx.close()
+
+
+def test_recommendation_evidence_is_a_readable_table(tb_ui, page, rec):
+    _, api = tb_ui.get("overview", run="b_other", worker="w0")
+    assert api["recommendations"], "the GPU run should trigger a recommendation"
+    page.goto(app_url(tb_ui, run="b_other", view="Overview"))
+    first = page.locator('[data-testid="recommendation"]').first
+    first.locator("summary", has_text="Evidence").click()
+    table = first.locator('[data-testid="evidence"]')
+    rows = table.locator("tr").evaluate_all(
+        "trs => trs.map(t => [t.cells[0].textContent, t.cells[1].textContent])"
+    )
+    assert rows, "one row per figure"
+    text = " ".join(v for _, v in rows)
+    assert re.search(r"\d(\.\d{1,2})? ?(%|µs|ms|s)\b", text), text  # numbers with units
+    assert not re.search(r"\d\.\d{4,}", text), text  # no raw 16-digit floats
+    assert "{" not in text
+    assert rec.errors == []
