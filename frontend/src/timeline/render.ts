@@ -19,10 +19,11 @@ export interface Palette {
   text: string;
   memcpy: string;
   memset: string;
-  /** boxes of several events with different names */
-  merged: CanvasPattern | string;
-  /** drawn over every merged box (its events' colour when they share a name) */
-  hatch: CanvasPattern | string;
+  /** boxes of several events with different names: grey, striped (the strip; the colour without a DOM) */
+  merged: string;
+  mergedStrip: HTMLCanvasElement | null;
+  /** stripes drawn over a box of several events that share a name (in that name's colour) */
+  hatchStrip: HTMLCanvasElement | null;
   stepA: string;
   stepB: string;
   counter: string;
@@ -57,30 +58,46 @@ function cssVar(style: CSSStyleDeclaration, name: string, fallback: string): str
   return style.getPropertyValue(name).trim() || fallback;
 }
 
-/** A 6×6 repeating pattern of diagonal stripes over `background` (transparent when null); null where
- * there is no DOM (unit tests). */
-function stripes(background: string | null, stroke: string): CanvasPattern | null {
+const STRIPE = 6; // px between diagonal stripes
+const STRIP_W = 4096;
+
+/** A row-high strip of diagonal stripes over `background` (transparent when null), copied onto merged
+ * boxes with drawImage: software canvases (headless chromium, no GPU) fill a CanvasPattern several
+ * times slower than they copy pixels. null where there is no DOM (unit tests). */
+function stripes(background: string | null, stroke: string): HTMLCanvasElement | null {
   if (typeof document === "undefined") return null;
   const c = document.createElement("canvas");
-  c.width = 6;
-  c.height = 6;
+  c.width = STRIP_W + STRIPE;
+  c.height = ROW_H;
   const g = c.getContext("2d");
   if (!g) return null;
   if (background) {
     g.fillStyle = background;
-    g.fillRect(0, 0, 6, 6);
+    g.fillRect(0, 0, c.width, c.height);
   }
   g.strokeStyle = stroke;
   g.lineWidth = 1.5;
   g.beginPath();
-  g.moveTo(0, 6);
-  g.lineTo(6, 0);
-  g.moveTo(-1, 1);
-  g.lineTo(1, -1);
-  g.moveTo(5, 7);
-  g.lineTo(7, 5);
+  for (let x = -ROW_H; x < c.width + ROW_H; x += STRIPE) {
+    g.moveTo(x, ROW_H);
+    g.lineTo(x + ROW_H, 0);
+  }
   g.stroke();
-  return g.createPattern(c, "repeat");
+  return c;
+}
+
+/** Copy a stripe strip onto [x, x + w) × [y, y + h): whole pixels, stripes aligned across boxes. */
+function blitStripes(ctx: CanvasRenderingContext2D, strip: HTMLCanvasElement, x: number, y: number, w: number, h: number): void {
+  let dx = Math.round(x);
+  const dy = Math.round(y);
+  let left = Math.max(1, Math.round(x + w) - dx);
+  while (left > 0) {
+    const n = Math.min(left, STRIP_W);
+    const sx = (((dx + dy) % STRIPE) + STRIPE) % STRIPE;
+    ctx.drawImage(strip, sx, 0, n, h, dx, dy, n, h);
+    dx += n;
+    left -= n;
+  }
 }
 
 export function makePalette(dark: boolean, style: CSSStyleDeclaration | null): Palette {
@@ -91,8 +108,8 @@ export function makePalette(dark: boolean, style: CSSStyleDeclaration | null): P
     const h = hue >= 85 && hue <= 150 ? (hue + 70) % 360 : hue;
     return dark ? `hsl(${h.toFixed(0)} 42% 40%)` : `hsl(${h.toFixed(0)} 62% 76%)`;
   });
-  const merged = stripes(dark ? "#3c4046" : "#cfd4da", dark ? "#6b7078" : "#98a0a9") ?? (dark ? "#55595f" : "#b8bec6");
-  const hatch = stripes(null, dark ? "rgba(0,0,0,0.45)" : "rgba(255,255,255,0.7)") ?? "rgba(0,0,0,0)";
+  const mergedStrip = stripes(dark ? "#3c4046" : "#cfd4da", dark ? "#6b7078" : "#98a0a9");
+  const hatchStrip = stripes(null, dark ? "rgba(0,0,0,0.45)" : "rgba(255,255,255,0.7)");
   return {
     dark,
     bg: v("--bg", dark ? "#1e1f22" : "#ffffff"),
@@ -105,8 +122,9 @@ export function makePalette(dark: boolean, style: CSSStyleDeclaration | null): P
     text: dark ? "#f2f2f2" : "#1b1f24",
     memcpy: dark ? "#2f8f4e" : "#6cc48a",
     memset: dark ? "#6f8f2a" : "#b5d66b",
-    merged,
-    hatch,
+    merged: dark ? "#55595f" : "#b8bec6",
+    mergedStrip,
+    hatchStrip,
     stepA: dark ? "#2b2f36" : "#eef1f4",
     stepB: dark ? "#34393f" : "#e2e7ec",
     counter: dark ? "rgba(108,182,255,0.35)" : "rgba(9,105,218,0.25)",
@@ -202,6 +220,7 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     const end = counts[c]!;
     if (k === end) continue;
     ctx.fillStyle = c === MERGED ? pal.merged : c === MEMCPY ? pal.memcpy : c === MEMSET ? pal.memset : pal.fills[c]!;
+    const strip = c === MERGED ? pal.mergedStrip : null;
     for (; k < end; k++) {
       const i = s.order[k]!;
       const t = track[i]!;
@@ -211,19 +230,20 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
       if (a < -2) a = -2;
       if (b > width + 2) b = width + 2;
       const bw = b - a < 1 ? 1 : b - a;
-      ctx.fillRect(x0 + a, y + 0.5, bw, ROW_H - 1.5);
+      if (strip) blitStripes(ctx, strip, x0 + a, y + 1, bw, ROW_H - 2);
+      else ctx.fillRect(x0 + a, y + 0.5, bw, ROW_H - 1.5);
     }
   }
-  // merged boxes: hatched over their colour
-  ctx.fillStyle = pal.hatch;
-  for (let k2 = 0; k2 < nv; k2++) {
+  // boxes of several events of one name: stripes over their colour (mixed names are striped grey)
+  const hatch = pal.hatchStrip;
+  for (let k2 = 0; hatch && k2 < nv; k2++) {
     const i = s.vis[k2]!;
-    if (cnt[i]! <= 1) continue;
+    if (cnt[i]! <= 1 || s.col[k2] === MERGED) continue;
     let a = (startUs[i]! - left) * scale;
     let b = a + durUs[i]! * scale;
     if (a < -2) a = -2;
     if (b > width + 2) b = width + 2;
-    ctx.fillRect(x0 + a, ty[track[i]!]! + depth[i]! * ROW_H + 0.5, b - a < 1 ? 1 : b - a, ROW_H - 1.5);
+    blitStripes(ctx, hatch, x0 + a, ty[track[i]!]! + depth[i]! * ROW_H + 1, b - a < 1 ? 1 : b - a, ROW_H - 2);
   }
   // labels on wide boxes
   ctx.font = "11px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
