@@ -205,9 +205,10 @@ def _kernel_args(device: pd.DataFrame, rows: np.ndarray) -> list[pd.Series]:
     """Collective args copied onto the call's kernels (current Kineto), as fallback metadata."""
     if rows.size == 0 or "collective" not in device:
         return []
-    sub = device.iloc[rows]
-    sub = sub[sub["collective"].astype(str) != ""]
-    return [row for _, row in sub.head(1).iterrows()]
+    # look at the one column first: taking every column of the rows cost ~14 ms per call
+    names = device["collective"].to_numpy()[rows]
+    hit = [r for r, name in zip(rows.tolist(), names.tolist(), strict=True) if str(name) != ""]
+    return [device.iloc[hit[0]]] if hit else []
 
 
 def _describe(

@@ -20,6 +20,7 @@ from torch_tb_profiler.analysis import steps as steps_mod
 from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.collectives import collective_calls
+from torch_tb_profiler.analysis.interval_groups import grouped_union_total
 from torch_tb_profiler.model import intervals as iv
 
 _RANK_IN_NAME = (re.compile(r"rank[-_]?(\d+)", re.I), re.compile(r"worker[-_]?(\d+)", re.I))
@@ -230,25 +231,24 @@ def _match_rounds(workers: list[WorkerComm], warnings: list[str]) -> pd.DataFram
     (with unequal counts, a warning). A round that misses a worker calling collectives in that group
     is unmatched: its calls count in the comm-op table but not in synchronizing/transfer time.
     """
-    frames = []
-    for w_i, w in enumerate(workers):
-        c = w.calls.copy()
-        c["worker_i"] = w_i
-        c["pg"] = c["pg"].replace("", "default")
-        # group size for the bus factor: the call's args, else the world size (else, later, the
-        # number of ranks in the round)
-        c["group_size"] = c["group_size"].where(c["group_size"] > 0, w.world_size or -1)
-        # issue order: the device stream order when the call ran there, else host order
-        c["issued"] = np.where(c["on_device"], c["dev_ts"], c["host_ts"])
-        c = c.sort_values("issued", kind="stable")
-        c["step_name"] = [w.steps[i] if i >= 0 else "" for i in c["step"].tolist()]
-        c["ordinal"] = c.groupby(["pg", "collective", "step_name"]).cumcount()
-        frames.append(c)
-    if not frames:
+    if not workers:
         return pd.DataFrame()
-    allc = pd.concat(frames, ignore_index=True)
-    if allc.empty:
-        return allc.assign(round=pd.Series(dtype=np.int64))
+    # one table of every worker's calls (columns added as whole arrays: no per-worker frame work)
+    lengths = np.array([len(w.calls) for w in workers], dtype=np.int64)
+    allc = pd.concat([w.calls for w in workers], ignore_index=True)
+    allc["worker_i"] = np.repeat(np.arange(len(workers)), lengths)
+    allc["pg"] = allc["pg"].replace("", "default")
+    # group size for the bus factor: the call's args, else the world size (else, later, the number of
+    # ranks in the round)
+    world = np.repeat(np.array([w.world_size or -1 for w in workers], dtype=np.int64), lengths)
+    allc["group_size"] = np.where(allc["group_size"] > 0, allc["group_size"], world)
+    # issue order: the device stream order when the call ran there, else host order
+    allc["issued"] = np.where(allc["on_device"], allc["dev_ts"], allc["host_ts"])
+    names = [np.array([*w.steps, ""], dtype=object)[w.calls["step"].to_numpy(np.int64)] for w in workers]
+    allc["step_name"] = np.concatenate(names) if names else np.empty(0, dtype=object)
+    order = np.lexsort((allc["issued"].to_numpy(np.float64), allc["worker_i"].to_numpy()))
+    allc = allc.iloc[order].reset_index(drop=True)
+    allc["ordinal"] = allc.groupby(["worker_i", "pg", "collective", "step_name"], sort=False).cumcount()
     keys = []
     for pg, g in allc.groupby("pg", sort=True):
         if (g["seq"] >= 0).all():
@@ -292,8 +292,11 @@ def analyze_job(workers: list[WorkerComm], max_rounds: int = 200) -> dict:
         )
     calls = _match_rounds(workers, warnings)
     transfer = _transfer_intervals(calls)
-    per_worker = dict(tuple(transfer.groupby("worker_i"))) if len(transfer) else {}
-    wait = {w.worker: _wait_per_step(w, per_worker.get(w_i)) for w_i, w in enumerate(workers)}
+    wait_rows = _wait_rows(workers, transfer)
+    wait = {
+        w.worker: _per_step_and_mean(w.steps, rows, ("synchronizing", "transferring"))
+        for w, rows in zip(workers, wait_rows, strict=True)
+    }
     return {
         "workers": [
             {"worker": w.worker, "rank": w.rank, "node": w.node, "process": w.process, "steps": w.steps}
@@ -302,7 +305,7 @@ def analyze_job(workers: list[WorkerComm], max_rounds: int = 200) -> dict:
         "world_size": max(world) if world else len(workers),
         "overlap": {w.worker: _per_step_and_mean(w.steps, w.overlap) for w in workers},
         "wait": wait,
-        "comm_ops": {w.worker: _comm_table(per_worker.get(i)) for i, w in enumerate(workers)},
+        "comm_ops": _comm_tables(workers, transfer),
         "stragglers": stragglers(transfer, workers, max_rounds),
         "gpu_info": gpu_info(workers),
         "process_groups": _process_groups(workers),
@@ -325,23 +328,24 @@ def _transfer_intervals(calls: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-def _wait_per_step(w: WorkerComm, t: pd.DataFrame | None) -> dict:
-    """Synchronizing and transferring time per step: transfer = |∪ transfer parts|,
-    synchronizing = |∪ call intervals| − transfer (matched calls only)."""
-    rows = [[0.0, 0.0] for _ in w.steps]
-    if t is not None and len(t):
-        m = t[t["matched"]]
-        step = m["step"].to_numpy()
-        start, end, t_start = m["start"].to_numpy(), m["end"].to_numpy(), m["t_start"].to_numpy()
-        order = np.argsort(step, kind="stable")
-        bounds = np.searchsorted(step[order], np.arange(len(w.steps) + 1))
-        for i in range(len(w.steps)):
-            sel = order[bounds[i] : bounds[i + 1]]
-            if sel.size:
-                total = iv.total(iv.union(start[sel], end[sel]))
-                real = iv.total(iv.union(t_start[sel], end[sel]))
-                rows[i] = [total - real, real]
-    return _per_step_and_mean(w.steps, rows, ("synchronizing", "transferring"))
+def _wait_rows(workers: list[WorkerComm], t: pd.DataFrame) -> list[list[list[float]]]:
+    """Per worker and step, [synchronizing, transferring]: transfer = |∪ transfer parts|,
+    synchronizing = |∪ call intervals| − transfer (matched calls inside a step only). All workers at
+    once: one union per (worker, step) group, without a loop over workers."""
+    width = max((len(w.steps) for w in workers), default=0)
+    rows = [[[0.0, 0.0] for _ in w.steps] for w in workers]
+    if t.empty or width == 0:
+        return rows
+    m = t[t["matched"] & (t["step"] >= 0)]
+    gid = m["worker_i"].to_numpy(np.int64) * width + m["step"].to_numpy(np.int64)
+    n = len(workers) * width
+    end = m["end"].to_numpy(np.float64)
+    total = grouped_union_total(gid, m["start"].to_numpy(np.float64), end, n)
+    real = grouped_union_total(gid, m["t_start"].to_numpy(np.float64), end, n)
+    for g in np.unique(gid).tolist():
+        w_i, step = divmod(g, width)
+        rows[w_i][step] = [float(total[g] - real[g]), float(real[g])]
+    return rows
 
 
 def _per_step_and_mean(
@@ -352,39 +356,54 @@ def _per_step_and_mean(
     return {"steps": per_step, "mean": mean}
 
 
-def _comm_table(t: pd.DataFrame | None) -> list[dict]:
-    """Per collective: calls, bytes, latency (union of the calls' intervals), transfer time (union of
-    the transfer parts of matched calls), algbw = Σ bytes / Σ latency, busbw = Σ (bytes × bus
-    factor) / Σ latency."""
-    out: list[dict] = []
-    if t is None or t.empty:
+def _comm_tables(workers: list[WorkerComm], t: pd.DataFrame) -> dict[str, list[dict]]:
+    """Per worker, per collective: calls, bytes, latency (union of the calls' intervals), transfer time
+    (union of the transfer parts of matched calls), algbw = Σ bytes / Σ latency, busbw = Σ (bytes × bus
+    factor) / Σ latency; sorted by total latency. All workers at once (one group per worker × collective)."""
+    out: dict[str, list[dict]] = {w.worker: [] for w in workers}
+    if t.empty:
         return out
-    for name, g in t.groupby("collective", sort=True):
-        n = len(g)
-        nbytes = float(g["bytes"].sum())
-        latency_sum = float(g["latency"].sum())
-        union = iv.total(iv.union(g["start"].to_numpy(), g["end"].to_numpy()))
-        m = g[g["matched"]]
-        transfer = iv.total(iv.union(m["t_start"].to_numpy(), m["end"].to_numpy()))
-        group_n = g["group_size"].where(g["group_size"] > 0, g["ranks_in_round"])
-        bus_bytes = float(
-            sum(b * cb.bus_factor(name, int(k)) for b, k in zip(g["bytes"], group_n, strict=True))
-        )
-        out.append(
+    codes, names = pd.factorize(t["collective"], sort=True)
+    kinds = len(names)
+    gid = t["worker_i"].to_numpy(np.int64) * kinds + codes
+    n = len(workers) * kinds
+    nbytes_all = t["bytes"].to_numpy(np.float64)
+    start, end = t["start"].to_numpy(np.float64), t["end"].to_numpy(np.float64)
+    matched = t["matched"].to_numpy(bool)
+    group_n = np.where(t["group_size"] > 0, t["group_size"], t["ranks_in_round"]).astype(np.int64)
+    factors: dict[tuple[int, int], float] = {}
+    factor = np.array(
+        [
+            factors.setdefault((c, k), cb.bus_factor(str(names[c]), k))
+            for c, k in zip(codes.tolist(), group_n.tolist(), strict=True)
+        ],
+        dtype=np.float64,
+    )
+    calls = np.bincount(gid, minlength=n)
+    nbytes = np.bincount(gid, weights=nbytes_all, minlength=n)
+    latency_sum = np.bincount(gid, weights=t["latency"].to_numpy(np.float64), minlength=n)
+    bus_bytes = np.bincount(gid, weights=nbytes_all * factor, minlength=n)
+    union = grouped_union_total(gid, start, end, n)
+    transfer = grouped_union_total(gid[matched], t["t_start"].to_numpy(np.float64)[matched], end[matched], n)
+    for g in np.flatnonzero(calls).tolist():
+        w_i, c = divmod(g, kinds)
+        k = int(calls[g])
+        out[workers[w_i].worker].append(
             {
-                "collective": name,
-                "calls": n,
-                "total_bytes": nbytes,
-                "avg_bytes": nbytes / n,
-                "total_latency_us": union,
-                "avg_latency_us": latency_sum / n,
-                "total_transfer_us": transfer,
-                "avg_transfer_us": transfer / n,
-                "algbw_gbps": cb.gbps(nbytes, latency_sum),
-                "busbw_gbps": cb.gbps(bus_bytes, latency_sum),
+                "collective": str(names[c]),
+                "calls": k,
+                "total_bytes": float(nbytes[g]),
+                "avg_bytes": float(nbytes[g]) / k,
+                "total_latency_us": float(union[g]),
+                "avg_latency_us": float(latency_sum[g]) / k,
+                "total_transfer_us": float(transfer[g]),
+                "avg_transfer_us": float(transfer[g]) / k,
+                "algbw_gbps": cb.gbps(float(nbytes[g]), float(latency_sum[g])),
+                "busbw_gbps": cb.gbps(float(bus_bytes[g]), float(latency_sum[g])),
             }
         )
-    out.sort(key=lambda r: -r["total_latency_us"])
+    for rows in out.values():
+        rows.sort(key=lambda r: -r["total_latency_us"])
     return out
 
 

@@ -47,6 +47,10 @@ def quantiles(values: list[float]) -> dict[str, float | None]:
     return {"min": v[0], "median": median, "p95": v[math.ceil(0.95 * n) - 1], "max": v[-1]}
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
 def _named(rows: list[tuple[float, int, dict]], top: int) -> list[dict]:
     return [{"worker": w["worker"], "rank": w["rank"], "value": value} for value, _i, w in rows[:top]]
 
@@ -96,7 +100,7 @@ def collectives(job: dict, top: int) -> list[dict]:
     out = []
     for name, entries in by_name.items():
         latency = [(v, i, w) for v, i, w, _r in entries]
-        busbw = [r["busbw_gbps"] for _v, _i, _w, r in entries if r["busbw_gbps"] is not None]
+        busbw = [r["busbw_gbps"] for *_x, r in entries if _finite(r["busbw_gbps"])]
         out.append(
             {
                 "collective": name,
