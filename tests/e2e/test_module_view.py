@@ -185,3 +185,10 @@ def test_overview_says_how_to_record_modules(tb_samples, page, rec):
     page.wait_for_selector('[data-testid="step-breakdown"]')
     assert page.locator('[data-testid="module-hint"]').count() == 0
     assert rec.errors == []
+
+
+def test_a_tree_or_step_the_profile_lacks_falls_back(tb_samples, page, rec):
+    page.goto(app_url(tb_samples, view="Module", mtree="hooks", mstep="99", **RESNET))
+    page.wait_for_selector('[data-testid="module-row"][data-name="SmallResNet_0"]')
+    assert "mtree=" not in page.url and "mstep=" not in page.url
+    assert rec.errors == []

@@ -1,7 +1,7 @@
 // Module view: time per nn.Module (or per Lightning hook) as a tree table and an icicle flame graph,
 // for one step or all; the operators inside the selected module; its longest event in the timeline.
 
-import { type ReactNode, useMemo, useState } from "react";
+import { type ReactNode, useEffect, useMemo, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { DataTable } from "../components/DataTable";
 import { fileSlug } from "../lib/csv";
@@ -337,6 +337,14 @@ export function ModuleView(p: ViewProps): ReactNode {
   const selected = p.state.mnode !== undefined && a?.nodes.some((n) => n.id === Number(p.state.mnode)) ? Number(p.state.mnode) : null;
   const zoom = p.state.mzoom !== undefined && a?.nodes.some((n) => n.id === Number(p.state.mzoom)) ? Number(p.state.mzoom) : null;
 
+  // a tree or step kept in the address from another profile that lacks it: fall back to the defaults
+  const stale = error !== undefined && (p.state.mtree !== undefined || (p.state.mstep ?? "all") !== "all");
+  const setState = p.setState;
+  useEffect(() => {
+    if (stale) setState({ mtree: null, mstep: null, mnode: null, mzoom: null });
+  }, [stale, setState]);
+
+  if (stale) return <Loading what="modules" />;
   if (error)
     return (
       <Empty title="No module information in this profile">
