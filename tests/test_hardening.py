@@ -7,6 +7,9 @@ import functools
 import gzip
 import json
 import os
+import shutil
+import subprocess
+import sys
 import time
 import zlib
 from pathlib import Path
@@ -198,17 +201,44 @@ def test_broken_links_and_odd_names_are_reported(tmp_path: Path, stores: list[Ru
     }
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any directory")
-def test_unreadable_directory_is_a_scan_warning(tmp_path: Path, stores: list[RunStore]) -> None:
+_SCAN = (
+    "import json, sys\n"
+    "from torch_tb_profiler.ingest.discovery import Scanner\n"
+    "from torch_tb_profiler.ingest.storage import resolve\n"
+    "result = Scanner(resolve(sys.argv[1]), settle_seconds=1).scan()\n"
+    "print(json.dumps({'runs': sorted({f.run for f in result.files}), 'warnings': result.warnings}))\n"
+)
+
+
+def _scan_without_root_powers(logdir: Path) -> dict[str, Any]:
+    """A scan in a process that cannot bypass file permissions (root drops CAP_DAC_* via setpriv)."""
+    prefix: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("root reads any directory and setpriv is not there to drop that")
+        prefix = [
+            setpriv,
+            "--bounding-set=-dac_override,-dac_read_search",
+            "--inh-caps=-dac_override,-dac_read_search",
+        ]
+    done = subprocess.run(
+        [*prefix, sys.executable, "-c", _SCAN, str(logdir)], capture_output=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(done.stdout)
+
+
+def test_unreadable_directory_is_a_scan_warning(tmp_path: Path) -> None:
     _write(tmp_path / "ok" / "w.pt.trace.json", _doc())
     _write(tmp_path / "locked" / "w.pt.trace.json", _doc())
     os.chmod(tmp_path / "locked", 0)
     try:
-        stores.append(store := _store(tmp_path))
-        assert store.run_names() == ["ok"]
-        assert any(w.startswith("cannot list locked:") for w in store.scan_warnings), store.scan_warnings
+        result = _scan_without_root_powers(tmp_path)
     finally:
         os.chmod(tmp_path / "locked", 0o755)
+    assert result["runs"] == ["ok"]
+    assert any(w.startswith("cannot list locked: Permission denied") for w in result["warnings"]), result
 
 
 # ---- item 13: a file still being written waits ------------------------------------------------------
