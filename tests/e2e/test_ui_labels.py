@@ -166,7 +166,9 @@ def test_mtia_is_named_by_its_kind(tb_ui, page, rec):
     assert "Kernel" in views and "GPU Kernel" not in views
     # the operator table has device columns but no tensor-core columns for a device without a rule
     page.goto(app_url(tb_ui, run="d_mtia", view="Operator"))
-    page.wait_for_selector('[data-testid="op-table"] [role="columnheader"][data-col="device_self"]')
+    page.wait_for_selector(
+        '[data-testid="op-table"] [role="columnheader"][data-col="device_self"]', timeout=60_000
+    )
     assert page.locator('[data-testid="op-table"] [role="columnheader"][data-col="tc_self"]').count() == 0
     # the standalone page asks nobody for /favicon.ico
     assert not [u for u in rec.requests if u.endswith("/favicon.ico")]
@@ -218,6 +220,8 @@ def test_recommendation_evidence_is_a_readable_table(tb_ui, page, rec):
     _, api = tb_ui.get("overview", run="b_other", worker="w0")
     assert api["recommendations"], "the GPU run should trigger a recommendation"
     page.goto(app_url(tb_ui, run="b_other", view="Overview"))
+    page.wait_for_selector('[data-testid="device-type"]')
+    assert page.inner_text('[data-testid="device-type"]').startswith("GPU (CUDA)")
     first = page.locator('[data-testid="recommendation"]').first
     first.locator("summary", has_text="Evidence").click()
     table = first.locator('[data-testid="evidence"]')

@@ -151,7 +151,12 @@ export function OverviewView(p: ViewProps): ReactNode {
     <div className="overview">
       <Section title="Configuration" id="overview-config">
         <div className="stats">
-          <Stat label="Device type" value={shaped.deviceType} testId="device-type" />
+          <Stat
+            label="Device type"
+            value={shaped.platform && shaped.platform !== shaped.deviceType ? `${shaped.deviceType} (${shaped.platform})` : shaped.deviceType}
+            title="From the trace's runtime categories and device names (docs/metrics.md, “Device kind”)"
+            testId="device-type"
+          />
           {shaped.workers !== null && <Stat label="Workers" value={String(shaped.workers)} testId="worker-count" raw={shaped.workers} />}
           {Object.entries(shaped.versions).map(([k, v]) => (
             <Stat key={k} label={k} value={String(v)} />
