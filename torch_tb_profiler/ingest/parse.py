@@ -51,17 +51,21 @@ class TablesPart:
     top: dict[str, Any] = field(default_factory=dict)
     event_count: int = 0
     reached_end: bool = False  # the range held the file's last chunk
+    repairs: list[str] = field(default_factory=list)  # what the chunks' lenient decoding fixed
 
     def extend(self, other: TablesPart) -> None:
         self.tables.extend(other.tables)
         self.top.update(other.top)
         self.event_count += other.event_count
         self.reached_end = other.reached_end
+        self.repairs.extend(r for r in other.repairs if r not in self.repairs)
 
     def profile(self, run: str, worker: str, span: str, source: str) -> Profile:
         tables = concat_tables(self.tables)
         self.tables = []
-        return profile_from_tables(tables, self.top, [], self.event_count, run, worker, span, source)
+        return profile_from_tables(
+            tables, self.top, self.repairs, self.event_count, run, worker, span, source
+        )
 
 
 def read_chunks(
@@ -73,6 +77,7 @@ def read_chunks(
         decoded = chunk.decoded
         part.top.update(decoded.top)
         part.event_count += len(decoded.events)
+        part.repairs.extend(r for r in decoded.repairs if r not in part.repairs)
         part.tables.append(build_tables(decoded.events))  # empties the list as it goes
         part.reached_end = chunk.last
     return part

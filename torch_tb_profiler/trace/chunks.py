@@ -251,16 +251,30 @@ class _Text:
 
 
 def _strict(data: bytes) -> DecodedTrace:
+    """A chunk's events: the typed decode, else the lenient per-event one (a NaN, an id of the wrong type:
+    the chunk keeps what it can instead of sending the whole file to the whole-file reader)."""
     if has_second_events_key(data):  # a repeated key: the typed decoder would keep only the last array
         raise NotChunkable("more than one 'traceEvents' key")
     try:
         decoded = decode_strict(data)
-    except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:
+    except RecursionError as e:
         raise NotChunkable(str(e)) from None
-    if decoded.repairs:
-        raise NotChunkable("; ".join(decoded.repairs))
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        decoded = _lenient(data)
+    else:
+        if decoded.repairs:
+            raise NotChunkable("; ".join(decoded.repairs))
     events = decoded.events
     # a boundary inside some nested list of objects would decode as objects without a phase
     if events and (not events[0].ph or not events[-1].ph):
         raise NotChunkable("a chunk edge is not an event boundary")
     return decoded
+
+
+def _lenient(data: bytes) -> DecodedTrace:
+    from torch_tb_profiler.trace.lenient import decode_lenient  # the slow road: imported when needed
+
+    try:
+        return decode_lenient(data, [], chunk=True)
+    except (ValueError, RecursionError) as e:  # not JSON: a wrong edge, a truncated file...
+        raise NotChunkable(str(e)) from None

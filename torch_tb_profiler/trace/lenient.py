@@ -41,8 +41,10 @@ class _Notes:
         ]
 
 
-def decode_lenient(data: bytes | bytearray, repairs: list[str]) -> DecodedTrace:
-    """Every event that can be kept; ValueError when the text is not JSON at all (truncated, garbage)."""
+def decode_lenient(data: bytes | bytearray, repairs: list[str], chunk: bool = False) -> DecodedTrace:
+    """Every event that can be kept; ValueError when the text is not JSON at all (truncated, garbage).
+    ``chunk``: the text is one chunk of a file (``chunks.py``): an array is expected, and events are
+    named by name and ts, their index in the chunk meaning nothing to the user."""
     deep: list[str] = []
     duplicates = [0]
 
@@ -68,14 +70,15 @@ def decode_lenient(data: bytes | bytearray, repairs: list[str]) -> DecodedTrace:
         fixes.append(f"the file has {duplicates[0] + 1} 'traceEvents' arrays; their events were joined")
     if isinstance(obj, list):
         items, top = obj, {}
-        fixes.append("top-level JSON array (no metadata)")
+        if not chunk:
+            fixes.append("top-level JSON array (no metadata)")
     elif isinstance(obj, dict) and isinstance(obj.get("traceEvents", []), list):
         items, top = obj.get("traceEvents", []), _top(obj, fixes)
     else:
         raise ValueError("the JSON holds no 'traceEvents' array")
     events = []
     for index, item in enumerate(items):
-        event = _event(item, index, notes)
+        event = _event(item, -1 if chunk else index, notes)
         if event is not None:
             events.append(event)
     if deep:
@@ -104,9 +107,13 @@ def _top(obj: dict[str, Any], fixes: list[str]) -> dict[str, Any]:
 
 
 def _where(index: int, item: dict[str, Any]) -> str:
+    """The event as a user can find it: its position in the file (when known), name and ts."""
     name = item.get("name")
     shown = f" '{name[:80]}'" if isinstance(name, str) else ""
-    return f"event #{index}{shown}"
+    ts = item.get("ts")
+    finite = isinstance(ts, (int, float)) and not isinstance(ts, bool) and math.isfinite(ts)
+    at = f" at ts {ts}" if finite else ""
+    return f"event #{index}{shown}{at}" if index >= 0 else f"event{shown}{at}"
 
 
 def _event(item: Any, index: int, notes: _Notes) -> Event | None:

@@ -163,7 +163,7 @@ const WAIT = [
 
 /** The `distributed` answer (docs/api.md) as the view's model. */
 export function readDistributed(data: unknown) {
-  const workers = arr(data, "workers").map((w) => ({ worker: str(w, "worker", "name"), rank: num(w, "rank"), steps: arr(w, "steps").map(String) }));
+  const workers = arr(data, "workers").map((w) => ({ worker: str(w, "worker"), rank: num(w, "rank"), steps: arr(w, "steps").map(String) }));
   const names = workers.map((w) => w.worker);
   const steps = [...new Set(workers.flatMap((w) => w.steps))];
   const commOps = get(data, "comm_ops");
@@ -178,7 +178,7 @@ export function readDistributed(data: unknown) {
         w,
         arr(commOps, w).map(
           (r): CommRow => ({
-            collective: str(r, "collective", "name"),
+            collective: str(r, "collective"),
             calls: num(r, "calls") ?? 0,
             totalBytes: num(r, "total_bytes"),
             avgBytes: num(r, "avg_bytes"),
