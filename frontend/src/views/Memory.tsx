@@ -59,7 +59,7 @@ function eventColumns(t0: number): Column<EventRow>[] {
 /** `memory/devices`: the devices with records, accelerators first. */
 export function readDevices(data: unknown) {
   return (Array.isArray(data) ? data : arr(data, "devices")).map((d) => ({
-    device: str(d, "device", "name"),
+    device: str(d, "device"),
     records: num(d, "records"),
     hasTotals: bool(d, "has_totals"),
     peak: num(d, "peak_allocated_bytes"),
@@ -94,8 +94,8 @@ export function readCurve(d: unknown) {
 export function readEvents(d: unknown): { rows: EventRow[]; total: number | null; hasAddresses: boolean } {
   return {
     rows: arr(d, "rows").map((r) => ({
-      operator: str(r, "operator", "name"),
-      bytes: num(r, "bytes", "size") ?? 0,
+      operator: str(r, "operator"),
+      bytes: num(r, "bytes") ?? 0,
       allocTs: num(r, "alloc_ts"),
       freeTs: num(r, "free_ts"),
       duration: num(r, "duration"),
