@@ -87,7 +87,7 @@ def test_json_schema_and_figures(logdir: Path, capsys: pytest.CaptureFixture[str
     assert gpu["sm_efficiency_pct"] == pytest.approx(40.0) and gpu["achieved_occupancy_pct"] == pytest.approx(
         25.0
     )
-    (op,) = p["operators"]  # --top 1: the largest host total
+    (op,) = p["operators"]  # --top 1: the largest device total (a GPU profile)
     assert set(op) == OP_KEYS
     assert op == {
         "name": "aten::mm",
