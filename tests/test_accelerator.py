@@ -111,3 +111,10 @@ def test_distributed_device_info_is_keyed_by_kind(tmp_path: Path) -> None:
     assert set(_gpu_info(load(_vendor_trace("mtia_runtime", "mtia_ccp_events"), tmp_path / "m"))) == {"MTIA9"}
     rocm = load(_cuda_trace(MI250, "Cijk_MT64x16x32_MI16x16x1", runtime="hipLaunchKernel"), tmp_path / "r")
     assert _gpu_info(rocm)["GPU0"].get("compute_capability") is None
+
+
+def test_recommendations_name_the_device_kind(tmp_path: Path) -> None:
+    answer = overview.overview(load(_vendor_trace("mtia_runtime", "mtia_ccp_events"), tmp_path))
+    (low,) = [r for r in answer["recommendations"] if r["id"] == "low_gpu_utilization"]
+    assert low["title"] == "Low MTIA utilization" and "MTIA 9: 30.0%" in low["text"]
+    assert "GPU" not in low["text"]

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, names
+from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import steps
 from torch_tb_profiler.model import intervals as iv
@@ -225,12 +226,13 @@ def low_utilization(ctx: Context) -> Recommendation | None:
     if not low:
         return None
     ids = [g["id"] for g in low]
-    figures = ", ".join(f"GPU {g['id']}: {g['utilization_pct']:.1f}%" for g in low)
+    kind = accelerator(ctx.profile).kind  # GPU, MTIA, XPU, … (analysis/accelerator.py)
+    figures = ", ".join(f"{kind} {g['id']}: {g['utilization_pct']:.1f}%" for g in low)
     return Recommendation(
         "low_gpu_utilization",
-        "Low GPU utilization",
-        f"GPU utilization over the steps is below {LOW_UTILIZATION_PCT:.0f}% ({figures}). If memory "
-        f"allows, a larger batch size gives GPU{'s' if len(ids) > 1 else ''} {_join(ids)} more work per "
+        f"Low {kind} utilization",
+        f"{kind} utilization over the steps is below {LOW_UTILIZATION_PCT:.0f}% ({figures}). If memory "
+        f"allows, a larger batch size gives {kind}{'s' if len(ids) > 1 else ''} {_join(ids)} more work per "
         "kernel and per step.",
         {"gpus": {str(g["id"]): g["utilization_pct"] for g in low}},
     )
