@@ -371,3 +371,12 @@ def test_close_with_terminate_ends_a_parse_in_progress(tmp_path: Path) -> None:
         p.join(10)
     assert not any(p.is_alive() for p in workers)
     assert time.monotonic() - started < 10
+
+
+def test_cli_names_a_fifo_given_as_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from torch_tb_profiler.cli import main
+
+    fifo = tmp_path / "w.pt.trace.json"
+    os.mkfifo(fifo)
+    assert main(["summary", str(fifo)]) == 2
+    assert "is not a regular file or a directory" in capsys.readouterr().err

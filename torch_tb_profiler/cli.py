@@ -85,6 +85,8 @@ def find_traces(path: str) -> tuple[Location, list[TraceFile]]:
         if loc.fs.isfile(loc.root):
             return _single_file(loc)
         if not loc.fs.isdir(loc.root):
+            if loc.is_local and os.path.lexists(loc.root):  # a FIFO, a device, a broken symlink
+                raise CliError(f"{path!r} is not a regular file or a directory: not read", EXIT_BAD_ARGS)
             raise CliError(f"{path!r} does not exist", EXIT_BAD_ARGS)
         return loc, group_files(loc, walk_files(loc))
     except CliError:
