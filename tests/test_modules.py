@@ -51,11 +51,15 @@ def _trace() -> TraceBuilder:
     b.launch("k_net", 680, 5, 960, 5)
     module("Hook_0", 300, 100, tid=200)  # a module range on another thread
     b.launch("k_hook", 350, 5, 970, 7, tid=200)
+    # the backward function of Linear_0's aten::linear, on the autograd thread, linked by a fwdbwd flow
+    b.op("LinearBackward0", 500, 40, tid=200)
+    b.launch("k_linear_bwd", 510, 5, 975, 25, tid=200)
+    b.fwdbwd(1, 130, 500, fwd_tid=100, bwd_tid=200)
     # step 2
     module("Net_0", 1100, 200)
     module("Linear_0", 1120, 80)
     b.launch("k_linear", 1150, 5, 1400, 40)
-    for t in (1500, 1600, 1700, 1800):  # outside every module; keeps step 2 from the tail trim (steps.py)
+    for t in (1500, 1600, 1700, 1800, 1900):  # outside every module; keeps step 2 from the tail trim (steps.py)
         b.launch("k_other", t, 5, t + 50, 10)
     module("Net_0", 2100, 100)  # outside every step: not counted
     return b
@@ -240,7 +244,18 @@ def test_root_device_totals_match_the_launches_of_the_step(profile: Profile) -> 
     roots = modules.figures(profile, "modules", 1)
     roots = roots[roots["parent"] < 0]
     dev = profile.device
-    step_launches = dev["dur"][
-        (dev["ts"] - TraceBuilder().base_ts) < 1000
-    ].sum()  # every kernel ran in step 1
+    forward = (dev["ts"] - TraceBuilder().base_ts < 1000) & (dev["name"] != "k_linear_bwd")
+    step_launches = dev["dur"][forward].sum()  # every forward kernel of step 1 was launched inside a module
     assert roots["device_total_us"].sum() == pytest.approx(step_launches) == pytest.approx(122)
+
+
+def test_backward_time_follows_the_forward_module(profile: Profile) -> None:
+    fig = _by_path(modules.figures(profile, "modules", 1))
+    got = {
+        p: (r["backward_host_us"], r["backward_device_us"]) for p, r in fig.items() if r["backward_host_us"]
+    }
+    # LinearBackward0 (40 µs, its kernel 25 µs) belongs to Linear_0, whose aten::linear it differentiates;
+    # totals carry it up to Net_0; nothing else has a backward op
+    assert got == {"Net_0/Linear_0": (40, 25), "Net_0": (40, 25)}
+    assert fig["Hook_0"]["device_total_us"] == 7  # the backward op ran on Hook_0's thread, outside it
+    assert modules.figures(profile, "hooks", None).empty

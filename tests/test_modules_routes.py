@@ -57,6 +57,8 @@ def test_resnet_tree(tb: TensorBoard) -> None:
             assert n["host_total_us"] <= parent["host_total_us"] + 1e-6
             assert nodes.index(parent) < nodes.index(n)
     kids = [n for n in nodes if n["parent"] == root["id"]]
+    # backward (fwdbwd flows): a parent's total covers its children's
+    assert root["backward_host_us"] >= sum(k["backward_host_us"] for k in kids) > 0
     assert root["host_self_us"] == pytest.approx(
         root["host_total_us"] - sum(k["host_total_us"] for k in kids)
     )

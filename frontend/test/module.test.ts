@@ -29,6 +29,8 @@ function node(id: number, parent: number, name: string, host: number, device = 0
     device_self_us: 0,
     step_share_pct: 0,
     longest_us: host,
+    backward_host_us: 0,
+    backward_device_us: 0,
   };
 }
 
@@ -42,7 +44,7 @@ describe("modules answer", () => {
     expect(a.step).toBe("all");
     expect(a.has_device).toBe(true);
     expect(a.threads["100/100"]).toBe("thread 100 (python)");
-    expect(a.nodes[1]).toMatchObject({ id: 1, parent: 0, name: "Linear_0", cls: "Linear", host_total_us: 100, device_self_us: 50, longest_us: 100 });
+    expect(a.nodes[1]).toMatchObject({ id: 1, parent: 0, name: "Linear_0", cls: "Linear", host_total_us: 100, device_self_us: 50, longest_us: 100, backward_host_us: 40, backward_device_us: 25 });
     expect(a.hook_steps).toEqual([]);
     const ops = readRows(example("modules/operators"));
     expect(ops[0]).toMatchObject({ name: "aten::linear", calls: 1, hostSelf: 75, hostTotal: 80, deviceSelf: 50 });

@@ -49,6 +49,9 @@ def test_tree_flame_and_operators(tb_samples, page, rec):
     root = next(n for n in api["nodes"] if n["parent"] < 0)
     cell = _row(page, "SmallResNet_0").locator("td[data-value]").nth(1)
     assert float(cell.get_attribute("data-value")) == pytest.approx(root["host_total_us"])
+    backward = _row(page, "SmallResNet_0").locator("td[data-value]").last  # the Backward host column
+    assert root["backward_host_us"] > 0
+    assert float(backward.get_attribute("data-value")) == pytest.approx(root["backward_host_us"])
     # search by class keeps the matches and their ancestors
     page.fill('[data-testid="module-search"]', "batchnorm")
     _until(page, lambda: len(_rows(page)) == 6, "the search to filter the rows")

@@ -37,7 +37,7 @@ from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import steps as step_table
 
 TREES = ("modules", "hooks")
-INSTANCE_COLUMNS = ("node", "step", "ts", "end", "host", "host_child", "device", "device_child")
+INSTANCE_COLUMNS = ("node", "parent", "step", "ts", "end", "host", "host_child", "device", "device_child")
 
 PY_INSTANCE = re.compile(r"^(?P<cls>.+?)_\d+$")
 PL_MODULE = re.compile(r"^\[pl\]\[module\](?P<type>[^:]*): (?P<name>.*)$")
@@ -48,8 +48,10 @@ PL_HOOK = re.compile(r"^\[(LightningModule|LightningDataModule|Strategy|Callback
 @dataclass
 class ModuleTree:
     """``nodes``: id (= row), parent (-1 at roots), name, cls, event (the trace's own event name),
-    pid, tid, depth, order (pre-order position). ``instances``: node, step (row of the step table,
-    -1 outside every step), ts, end (cut), host, host_child, device, device_child."""
+    pid, tid, depth, order (pre-order position). ``instances`` (sorted by thread, start, longest
+    first: a parent's row precedes its children's): node, parent (instance row, -1 at roots), step
+    (row of the step table, -1 outside every step), ts, end (cut), host, host_child, device,
+    device_child."""
 
     source: str  # "nn.Module", "lightning" or "" (none)
     nodes: pd.DataFrame
@@ -210,6 +212,7 @@ def _build(profile, which: str) -> ModuleTree:
     instances = pd.DataFrame(
         {
             "node": node_of,
+            "parent": parent_inst,
             "step": step.astype(np.int64),
             "ts": ts,
             "end": end,
@@ -376,10 +379,11 @@ def step_rows(profile, step: int | None) -> np.ndarray:
 def figures(profile, which: str, step: int | None) -> pd.DataFrame:
     """One row per node with an instance in the selected step(s), in pre-order: the node columns and
     occurrences, host_total_us, host_self_us, device_total_us, device_self_us, step_share_pct,
-    longest_us."""
+    longest_us, backward_host_us, backward_device_us (analysis/module_backward.py; 0 for hooks)."""
     t = tree(profile, which)
     rows = step_rows(profile, step)
-    inst = t.instances[t.instances["step"].isin(rows)]
+    inst = t.instances.assign(**_backward_columns(profile, which))
+    inst = inst[inst["step"].isin(rows)]
     st = step_table(profile)
     step_us = float((st["host_end"].to_numpy()[rows] - st["host_start"].to_numpy()[rows]).sum())
     grouped = inst.assign(
@@ -392,6 +396,8 @@ def figures(profile, which: str, step: int | None) -> pd.DataFrame:
         device_total_us=("device", "sum"),
         device_self_us=("device_self", "sum"),
         longest_us=("host", "max"),
+        backward_host_us=("backward_host", "sum"),
+        backward_device_us=("backward_device", "sum"),
     )
     out = t.nodes.merge(agg, left_on="id", right_index=True, how="inner")
     out["host_self_us"] = out["host_self_us"].clip(lower=0.0)
@@ -399,6 +405,16 @@ def figures(profile, which: str, step: int | None) -> pd.DataFrame:
     out["step_share_pct"] = out["host_total_us"] / step_us * 100 if step_us > 0 else 0.0
     out["occurrences"] = out["occurrences"].astype(np.int64)
     return out.sort_values("order", kind="stable").reset_index(drop=True)
+
+
+def _backward_columns(profile, which: str) -> dict[str, np.ndarray]:
+    from torch_tb_profiler.analysis.module_backward import backward  # it reads this module's tree
+
+    n = len(tree(profile, which).instances)
+    if which != "modules":
+        return {"backward_host": np.zeros(n), "backward_device": np.zeros(n)}
+    host, device = backward(profile)
+    return {"backward_host": host, "backward_device": device}
 
 
 def thread_labels(profile, nodes: pd.DataFrame) -> dict[str, str]:

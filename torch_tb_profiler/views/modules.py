@@ -29,6 +29,8 @@ NODE_KEYS = (
     "device_self_us",
     "step_share_pct",
     "longest_us",
+    "backward_host_us",
+    "backward_device_us",
 )
 
 

@@ -58,6 +58,7 @@ function ModuleTable({
   const rows = useMemo(() => visibleRows(roots, open, query), [roots, open, query]);
   const threads = new Set(a.nodes.map((n) => n.thread));
   const withDevice = a.has_device;
+  const withBackward = a.nodes.some((n) => n.backward_host_us > 0);
   const toggle = (id: number) =>
     setOpen((s) => {
       const next = new Set(s);
@@ -101,6 +102,8 @@ function ModuleTable({
               {withDevice && <th className="num" title="Device activities launched from inside the instances">Device total</th>}
               {withDevice && <th className="num" title="Device total minus the direct children's device totals">Device self</th>}
               <th className="num" title="Host total / the selected steps' duration">Share of step</th>
+              {withBackward && <th className="num" title="Backward functions of the ops this module ran forward (fwdbwd flows), children included">Backward host</th>}
+              {withBackward && withDevice && <th className="num" title="Device time of those backward functions">Backward device</th>}
             </tr>
           </thead>
           <tbody>
@@ -141,6 +144,10 @@ function ModuleTable({
                 {withDevice && <td className="num" data-value={r.node.device_total_us}>{formatDuration(r.node.device_total_us)}</td>}
                 {withDevice && <td className="num" data-value={r.node.device_self_us}>{formatDuration(r.node.device_self_us)}</td>}
                 <td className="num" data-value={r.node.step_share_pct}>{formatPercent(r.node.step_share_pct)}</td>
+                {withBackward && <td className="num" data-value={r.node.backward_host_us}>{formatDuration(r.node.backward_host_us)}</td>}
+                {withBackward && withDevice && (
+                  <td className="num" data-value={r.node.backward_device_us}>{formatDuration(r.node.backward_device_us)}</td>
+                )}
               </tr>
             ))}
           </tbody>
@@ -156,6 +163,8 @@ function tooltipText(n: ModuleNode, withDevice: boolean): string[] {
   lines.push(`host total ${formatDuration(n.host_total_us)}, self ${formatDuration(n.host_self_us)}`);
   if (withDevice) lines.push(`device total ${formatDuration(n.device_total_us)}, self ${formatDuration(n.device_self_us)}`);
   lines.push(`${formatPercent(n.step_share_pct)} of the step`);
+  if (n.backward_host_us > 0)
+    lines.push(`backward host ${formatDuration(n.backward_host_us)}${withDevice ? `, device ${formatDuration(n.backward_device_us)}` : ""}`);
   return lines;
 }
 

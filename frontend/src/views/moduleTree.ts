@@ -20,6 +20,9 @@ export interface ModuleNode {
   device_self_us: number;
   step_share_pct: number;
   longest_us: number;
+  /** backward functions of the ops it ran forward (fwdbwd flows), descendants included */
+  backward_host_us: number;
+  backward_device_us: number;
 }
 
 export interface ModuleStep {
@@ -76,6 +79,8 @@ export function readNode(r: unknown): ModuleNode {
     device_self_us: num(r, "device_self_us") ?? 0,
     step_share_pct: num(r, "step_share_pct") ?? 0,
     longest_us: num(r, "longest_us") ?? 0,
+    backward_host_us: num(r, "backward_host_us") ?? 0,
+    backward_device_us: num(r, "backward_device_us") ?? 0,
   };
 }
 
