@@ -253,7 +253,9 @@ class _Text:
 def _strict(data: bytes) -> DecodedTrace:
     """A chunk's events: the typed decode, else the lenient per-event one (a NaN, an id of the wrong type:
     the chunk keeps what it can instead of sending the whole file to the whole-file reader)."""
-    if has_second_events_key(data):  # a repeated key: the typed decoder would keep only the last array
+    # a repeated key: the typed decoder would keep only the last array. Only the first and last chunks
+    # (objects) can hold one silently: in a middle chunk (an array) it makes the JSON invalid.
+    if data[:1] == b"{" and has_second_events_key(data):
         raise NotChunkable("more than one 'traceEvents' key")
     try:
         decoded = decode_strict(data)
