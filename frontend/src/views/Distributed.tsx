@@ -1,7 +1,8 @@
-import { type ReactNode, useMemo } from "react";
+import { type ReactNode, useMemo, useState } from "react";
 import { Chart, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
+import { Heatmap } from "../components/Heatmap";
 import { CATEGORY_COLORS } from "../lib/colors";
 import { fileSlug } from "../lib/csv";
 import { formatDuration } from "../lib/format";
@@ -161,6 +162,96 @@ const WAIT = [
   { key: "transferring", label: "Data transfer" },
 ];
 
+/** The per-step figures of the heatmap and the distributions (docs/metrics.md, "Distributed at scale"). */
+export const SCALE_METRICS = [
+  { key: "computation", label: "Computation (not overlapped)" },
+  { key: "overlap", label: "Overlapping" },
+  { key: "communication", label: "Communication (not overlapped)" },
+  { key: "other", label: "Other" },
+  { key: "synchronizing", label: "Waiting (synchronizing)" },
+  { key: "transferring", label: "Data transfer" },
+];
+
+/** Bars per worker are readable up to this many workers; beyond, the heatmap and the rank table. */
+const MAX_BAR_WORKERS = 32;
+
+export interface Named {
+  worker: string;
+  rank: number | null;
+  value: number | null;
+}
+
+export interface DistRow {
+  metric: string;
+  label: string;
+  min: number | null;
+  median: number | null;
+  p95: number | null;
+  max: number | null;
+  highest: Named[];
+  lowest: Named[];
+}
+
+const named = (list: Named[]): string => list.map((n) => `${n.worker} (${n.value === null ? "–" : formatDuration(n.value)})`).join(", ");
+
+const DIST_COLUMNS: Column<DistRow>[] = [
+  { id: "metric", header: "Per step (mean over steps)", kind: "text", value: (r) => r.label, width: "minmax(200px, 1.4fr)" },
+  { id: "min", header: "Min", kind: "duration", value: (r) => r.min },
+  { id: "median", header: "Median", kind: "duration", value: (r) => r.median },
+  { id: "p95", header: "p95", kind: "duration", value: (r) => r.p95, tooltip: "Nearest rank: the ⌈0.95·n⌉-th smallest of the n ranks" },
+  { id: "max", header: "Max", kind: "duration", value: (r) => r.max },
+  { id: "highest", header: "Highest ranks", kind: "text", value: (r) => named(r.highest), width: "minmax(220px, 2fr)" },
+  { id: "lowest", header: "Lowest ranks", kind: "text", value: (r) => named(r.lowest), width: "minmax(220px, 2fr)" },
+];
+
+export interface RankRow {
+  worker: string;
+  rank: number | null;
+  values: Record<string, number | null>;
+}
+
+const RANK_COLUMNS: Column<RankRow>[] = [
+  { id: "worker", header: "Worker", kind: "text", value: (r) => r.worker, width: "minmax(120px, 1.5fr)" },
+  { id: "rank", header: "Rank", kind: "count", value: (r) => r.rank },
+  ...SCALE_METRICS.map((m): Column<RankRow> => ({ id: m.key, header: m.label, kind: "duration", value: (r) => r.values[m.key] ?? null })),
+];
+
+export interface JobCollRow {
+  collective: string;
+  ranks: number;
+  calls: number;
+  totalBytes: number | null;
+  latMin: number | null;
+  latMedian: number | null;
+  latP95: number | null;
+  latMax: number | null;
+  busbwMedian: number | null;
+  lowest: Named[];
+  highest: Named[];
+}
+
+const JOB_COLL_COLUMNS: Column<JobCollRow>[] = [
+  { id: "collective", header: "Collective", kind: "text", value: (r) => r.collective, width: "minmax(140px, 1.4fr)" },
+  { id: "ranks", header: "Ranks", kind: "count", value: (r) => r.ranks },
+  { id: "calls", header: "Calls (all ranks)", kind: "count", value: (r) => r.calls },
+  { id: "total_bytes", header: "Total size (all ranks)", kind: "bytes", value: (r) => r.totalBytes },
+  { id: "lat_min", header: "Latency min", kind: "duration", value: (r) => r.latMin, tooltip: "Per rank: the wall time of its calls (union); then over ranks" },
+  { id: "lat_median", header: "Latency median", kind: "duration", value: (r) => r.latMedian },
+  { id: "lat_p95", header: "Latency p95", kind: "duration", value: (r) => r.latP95 },
+  { id: "lat_max", header: "Latency max", kind: "duration", value: (r) => r.latMax },
+  { id: "busbw_median", header: "Bus bandwidth median", kind: "bandwidth", value: (r) => r.busbwMedian },
+  { id: "lowest", header: "Shortest latency (arrived last)", kind: "text", value: (r) => named(r.lowest), width: "minmax(220px, 2fr)", tooltip: "The rank that arrives last at a collective waits least in it" },
+  { id: "highest", header: "Longest latency (waited most)", kind: "text", value: (r) => named(r.highest), width: "minmax(220px, 2fr)" },
+];
+
+function readNamed(list: unknown): Named[] {
+  return (Array.isArray(list) ? list : []).map((n) => ({ worker: str(n, "worker"), rank: num(n, "rank"), value: num(n, "value") }));
+}
+
+function readCells(rows: unknown): (number | null)[][] {
+  return (Array.isArray(rows) ? rows : []).map((row) => (Array.isArray(row) ? row.map((v) => (typeof v === "number" ? v : null)) : []));
+}
+
 /** The `distributed` answer (docs/api.md) as the view's model. */
 export function readDistributed(data: unknown) {
   const workers = arr(data, "workers").map((w) => ({ worker: str(w, "worker"), rank: num(w, "rank"), steps: arr(w, "steps").map(String) }));
@@ -168,9 +259,51 @@ export function readDistributed(data: unknown) {
   const steps = [...new Set(workers.flatMap((w) => w.steps))];
   const commOps = get(data, "comm_ops");
   const st = get(data, "stragglers");
+  const heat = get(data, "heatmap");
+  const cells = get(heat, "cells");
+  const dist = get(data, "distribution");
+  const overlapAll = get(data, "overlap");
+  const waitAll = get(data, "wait");
   return {
     names,
+    ranks: workers.map((w) => w.rank),
     steps,
+    heatSteps: arr(heat, "steps").map(String),
+    heatCells: Object.fromEntries(SCALE_METRICS.map((m) => [m.key, readCells(get(cells, m.key))])) as Record<string, (number | null)[][]>,
+    distribution: SCALE_METRICS.filter((m) => isObj(get(dist, m.key))).map(
+      (m): DistRow => ({
+        metric: m.key,
+        label: m.label,
+        min: num(get(dist, m.key), "min"),
+        median: num(get(dist, m.key), "median"),
+        p95: num(get(dist, m.key), "p95"),
+        max: num(get(dist, m.key), "max"),
+        highest: readNamed(get(get(dist, m.key), "highest")),
+        lowest: readNamed(get(get(dist, m.key), "lowest")),
+      }),
+    ),
+    rankRows: workers.map(
+      (w): RankRow => ({
+        worker: w.worker,
+        rank: w.rank,
+        values: Object.fromEntries(SCALE_METRICS.map((m) => [m.key, num(get(get(m.key === "synchronizing" || m.key === "transferring" ? waitAll : overlapAll, w.worker), "mean"), m.key)])),
+      }),
+    ),
+    jobCollectives: arr(data, "collectives").map(
+      (c): JobCollRow => ({
+        collective: str(c, "collective"),
+        ranks: num(c, "ranks") ?? 0,
+        calls: num(c, "calls") ?? 0,
+        totalBytes: num(c, "total_bytes"),
+        latMin: num(get(c, "latency_us"), "min"),
+        latMedian: num(get(c, "latency_us"), "median"),
+        latP95: num(get(c, "latency_us"), "p95"),
+        latMax: num(get(c, "latency_us"), "max"),
+        busbwMedian: num(get(c, "busbw_gbps"), "median"),
+        lowest: readNamed(get(c, "lowest")),
+        highest: readNamed(get(c, "highest")),
+      }),
+    ),
     overlap: get(data, "overlap"),
     wait: get(data, "wait"),
     comm: Object.fromEntries(
@@ -232,6 +365,7 @@ export function DistributedView(p: ViewProps): ReactNode {
   if (p.span !== null) params.span = p.span;
   const { data, error } = useApi<unknown>(p.api, "distributed", params);
   const step = p.state.step ?? "all";
+  const [metric, setMetric] = useState("computation");
 
   const shaped = useMemo(() => (data === undefined ? null : readDistributed(data)), [data]);
 
@@ -243,6 +377,8 @@ export function DistributedView(p: ViewProps): ReactNode {
   const overlapVals = stepFigures(shaped.overlap, shaped.names, step);
   const waitVals = stepFigures(shaped.wait, shaped.names, step);
   const chartHeight = 80 + 34 * shaped.names.length;
+  const metricLabel = SCALE_METRICS.find((m) => m.key === metric)?.label ?? metric;
+  const slowest = shaped.stragglers.slice().sort((a, b) => b.timesLast - a.timesLast || b.totalWait - a.totalWait).slice(0, 5);
 
   return (
     <div className="distributed">
@@ -253,6 +389,42 @@ export function DistributedView(p: ViewProps): ReactNode {
           ))}
         </div>
       )}
+      <Section
+        title={`Ranks at a glance (${shaped.names.length.toLocaleString("en-US")} workers)`}
+        id="dist-ranks"
+        actions={<Select label="Metric" value={metric} options={SCALE_METRICS.map((m) => ({ value: m.key, label: m.label }))} onChange={setMetric} testId="select-metric" />}
+      >
+        <div className="slowest" data-testid="slowest-ranks">
+          {slowest.length === 0 ? (
+            <span className="muted">No rank made the others wait in a collective{shaped.roundCount ? ` (${shaped.roundCount} rounds compared)` : ""}.</span>
+          ) : (
+            <>
+              <strong>Slowest ranks</strong> (last to arrive at collectives, the others waited for them):{" "}
+              {slowest.map((r, i) => (
+                <span key={r.worker} className="slowest-rank" data-worker={r.worker}>
+                  {i > 0 ? "; " : ""}
+                  {r.worker}: last in {r.timesLast.toLocaleString("en-US")} {r.timesLast === 1 ? "round" : "rounds"}
+                  {shaped.roundCount !== null ? ` of ${shaped.roundCount.toLocaleString("en-US")}` : ""}, {formatDuration(r.totalWait)} of waiting caused
+                </span>
+              ))}
+            </>
+          )}
+        </div>
+        {shaped.heatSteps.length > 0 && (
+          <Heatmap
+            rows={shaped.names}
+            columns={shaped.heatSteps}
+            values={shaped.heatCells[metric] ?? []}
+            format={(v) => formatDuration(v)}
+            onRowClick={(i) => p.setState({ cworker: shaped.names[i] ?? null })}
+            testId="rank-heatmap"
+            ariaLabel={`${metricLabel} per rank and step`}
+          />
+        )}
+        {shaped.distribution.length > 0 && (
+          <DataTable rows={shaped.distribution} columns={DIST_COLUMNS} csvName={fileSlug("rank-distribution", p.run, p.span)} search={false} testId="distribution-table" />
+        )}
+      </Section>
       {shaped.gpus.length > 0 && (
         <Section title="GPUs" id="dist-gpus">
           <DataTable rows={shaped.gpus} columns={GPU_COLUMNS} csvName={fileSlug("gpus", p.run)} search={false} height={Math.min(300, 36 + 28 * shaped.gpus.length)} />
@@ -262,18 +434,30 @@ export function DistributedView(p: ViewProps): ReactNode {
         title="Computation and communication per worker"
         id="dist-overlap"
         actions={
-          <Select
-            label="Step"
-            value={step}
-            options={[{ value: "all", label: "Mean of all steps" }, ...shaped.steps.map((s) => ({ value: s }))]}
-            onChange={(v) => p.setState({ step: v === "all" ? null : v })}
-            testId="select-step"
-          />
+          shaped.names.length <= MAX_BAR_WORKERS ? (
+            <Select
+              label="Step"
+              value={step}
+              options={[{ value: "all", label: "Mean of all steps" }, ...shaped.steps.map((s) => ({ value: s }))]}
+              onChange={(v) => p.setState({ step: v === "all" ? null : v })}
+              testId="select-step"
+            />
+          ) : undefined
         }
       >
-        <Chart option={stackedBars("Time per step", shaped.names, OVERLAP, overlapVals)} height={chartHeight} testId="overlap-chart" ariaLabel="Overlap per worker" />
-        <Chart option={stackedBars("Collective time per step", shaped.names, WAIT, waitVals)} height={chartHeight} testId="wait-chart" ariaLabel="Synchronizing and transfer per worker" />
+        {shaped.names.length <= MAX_BAR_WORKERS && (
+          <>
+            <Chart option={stackedBars("Time per step", shaped.names, OVERLAP, overlapVals)} height={chartHeight} testId="overlap-chart" ariaLabel="Overlap per worker" />
+            <Chart option={stackedBars("Collective time per step", shaped.names, WAIT, waitVals)} height={chartHeight} testId="wait-chart" ariaLabel="Synchronizing and transfer per worker" />
+          </>
+        )}
+        <DataTable rows={shaped.rankRows} columns={RANK_COLUMNS} csvName={fileSlug("ranks", p.run, p.span)} initialSort={{ id: metric, desc: true }} height={Math.min(420, 48 + 28 * shaped.rankRows.length)} testId="rank-table" />
       </Section>
+      {shaped.jobCollectives.length > 0 && (
+        <Section title="Collectives over all ranks" id="dist-collectives">
+          <DataTable rows={shaped.jobCollectives} columns={JOB_COLL_COLUMNS} csvName={fileSlug("collectives-job", p.run, p.span)} search={false} testId="collectives-job-table" />
+        </Section>
+      )}
       <Section
         title="Collective operations"
         id="dist-commops"
