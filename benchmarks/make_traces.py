@@ -9,11 +9,13 @@ every flow ``id`` is offset by ``c * (largest id in the source + 1)``, and ``Pro
 docs/performance.md (the same one as ``../shared/tools/scale_trace.py``, written anew here so the
 repository does not depend on that folder).
 
-Also builds a many-ranks job: one run directory holding RANKS worker files, each a copy of a 2.x
-trace with ``distributedInfo.rank`` / ``world_size`` rewritten.
+Also builds many-ranks jobs (RANK_PRESETS: ranks64, ranks1024): one run directory holding N worker
+files, rank r a copy of the 2.x trace ``RANK_SAMPLES[r % 2]`` (about 1.7 MB of JSON, 130 kB gzipped) with
+``distributedInfo.rank`` = r and ``world_size`` = N rewritten (fresh rank ids for every file).
 
 Usage:
     python benchmarks/make_traces.py                      # 100 MB, 322 MB, 1 GB traces and 64 ranks
+    python benchmarks/make_traces.py --only ranks1024     # 1024 ranks (~2 min, 133 MB gzipped)
     python benchmarks/make_traces.py --only 322mb --out /tmp/bt
     python benchmarks/make_traces.py --scale IN OUT COPIES  # one file, any copies
 
@@ -44,7 +46,9 @@ RANK_SAMPLES = [
 
 # name -> copies of the kineto sample (35 MB pretty-printed, ~32 MB per copy once re-encoded)
 PRESETS: dict[str, int] = {"100mb": 3, "322mb": 10, "1gb": 32}
-RANKS = 64
+# name -> number of ranks of the many-ranks job (not built by default: ranks1024 takes minutes)
+RANK_PRESETS: dict[str, int] = {"ranks64": 64, "ranks1024": 1024}
+DEFAULT_BUILD = [*PRESETS, "ranks64"]
 
 ID_ARGS = (
     "External id",
@@ -189,7 +193,8 @@ def make_ranks(srcs: list[Path], run_dir: Path, ranks: int) -> dict[str, Any]:
         info["rank"] = r
         info["world_size"] = ranks
         head["distributedInfo"] = info
-        path = run_dir / f"rank{r:02d}.1682725898.pt.trace.json.gz"
+        digits = max(2, len(str(ranks - 1)))
+        path = run_dir / f"rank{r:0{digits}d}.1682725898.pt.trace.json.gz"
         total += write_trace(path, head, iter(t["traceEvents"]))
     return {"path": str(run_dir), "sources": [str(s) for s in srcs], "ranks": ranks, "events": total}
 
@@ -210,7 +215,7 @@ def trace_path(out: Path, name: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (outside the repo)")
-    ap.add_argument("--only", nargs="*", choices=[*PRESETS, "ranks64"], help="build only these")
+    ap.add_argument("--only", nargs="*", choices=[*PRESETS, *RANK_PRESETS], help="build only these")
     ap.add_argument("--source", type=Path, default=KINETO_SAMPLE, help="trace to repeat")
     ap.add_argument("--force", action="store_true", help="rebuild outputs that exist")
     ap.add_argument("--scale", nargs=3, metavar=("IN", "OUT", "COPIES"), help="scale one file and exit")
@@ -220,17 +225,18 @@ def main(argv: list[str] | None = None) -> int:
         info = scale(Path(a.scale[0]), Path(a.scale[1]), int(a.scale[2]))
         print(json.dumps(info))
         return 0
-    wanted = a.only or [*PRESETS, "ranks64"]
+    wanted = a.only or DEFAULT_BUILD
     manifest_path = a.out / "manifest.json"
     manifest = json.loads(manifest_path.read_text()) if manifest_path.exists() else {}
     for name in wanted:
         t0 = time.perf_counter()
-        if name == "ranks64":
+        if name in RANK_PRESETS:
+            ranks = RANK_PRESETS[name]
             run_dir = a.out / name / name
-            if run_dir.exists() and len(list(run_dir.glob("*.pt.trace.json.gz"))) == RANKS and not a.force:
+            if run_dir.exists() and len(list(run_dir.glob("*.pt.trace.json.gz"))) == ranks and not a.force:
                 print(f"{name}: exists ({run_dir})")
                 continue
-            info = make_ranks(RANK_SAMPLES, run_dir, RANKS)
+            info = make_ranks(RANK_SAMPLES, run_dir, ranks)
             info["bytes"] = sum(uncompressed_size(p) for p in run_dir.glob("*.pt.trace.json.gz"))
         else:
             dst = trace_path(a.out, name)

@@ -21,6 +21,7 @@ import pytest
 from werkzeug.test import Client
 
 from tests.fixtures.builders_distributed import BYTES, write_job
+from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis.distributed_matrix import quantiles
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.plugin import wsgi_app
@@ -137,5 +138,28 @@ def test_named_lists_are_bounded_by_top(tmp_path) -> None:
         for bad in ("0", "1001", "x"):
             status, body = get(store, run="job", top=bad)
             assert status == 400 and "'top'" in body["error"]
+    finally:
+        store.close()
+
+
+def test_summaries_are_prepared_while_loading(tmp_path) -> None:
+    """RunStore's on_loaded hook (views.distributed.prepare) computes each rank's summary in the
+    background, so the first request only analyses the job; a lone profile without collectives or
+    distributedInfo is skipped."""
+    write_job(tmp_path / "job", 4, {0: (2, 10.0)})
+    single = TraceBuilder()
+    single.step(1, 0, 100)
+    single.op("aten::mm", 10, 50)
+    single.write(tmp_path / "single" / "w0.1.pt.trace.json.gz")
+    store = RunStore(str(tmp_path), processes=0, settle_seconds=0, on_loaded=views.prepare)
+    store.scan_once()
+    assert store.wait_idle(120)
+    try:
+        assert views.wait_prepared(120)
+        ranks = store.profiles_of_run("job")
+        assert len(ranks) == 4
+        assert all(f"distributed.worker.{p.worker}" in p.cache for p in ranks)
+        (lone,) = store.profiles_of_run("single")
+        assert not any(str(k).startswith("distributed.") for k in lone.cache)
     finally:
         store.close()

@@ -27,6 +27,7 @@ from torch_tb_profiler.ingest.persist import INDEX_DIR_ENV, IndexUnavailable, op
 from torch_tb_profiler.ingest.warmup import Warmer
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.views import VIEW_MODULES
+from torch_tb_profiler.views import distributed as distributed_view
 from torch_tb_profiler.views.common import Handler, HttpError, error_response, json_response
 
 log = logging.getLogger(__name__)
@@ -172,6 +173,7 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
             processes=int(processes) if processes else None,
             index=index,
             on_indexed=self._prepare_overview,
+            on_loaded=distributed_view.prepare,
         )
         self.store.start()
         _stop_on_signals(self.store)

@@ -64,12 +64,16 @@ class RunStore:
         location: Location | None = None,
         index: IndexStore | None = None,
         on_indexed: Callable[[Profile], None] | None = None,
+        on_loaded: Callable[[Profile], None] | None = None,
     ) -> None:
         self.logdir = logdir
         self.index = index  # persisted index: read before parsing, written after (None: never)
         # called on the loading thread with each profile read from the index, once it is ready (the
         # plugin computes its overview there: a re-opened logdir answers its first request at once)
         self._on_indexed = on_indexed
+        # called on the loading thread with every profile once it is ready (parsed or from the index);
+        # must return at once (the plugin queues the profile's distributed summary on its own thread)
+        self._on_loaded = on_loaded
         self.interval = interval
         self._settle_seconds = settle_seconds
         self._scan_error: str | None = None
@@ -250,6 +254,11 @@ class RunStore:
                     self._on_indexed(indexed)
                 except Exception:
                     log.exception("after reading the index of %s", f.info.path)
+            if self._on_loaded is not None and not isinstance(outcome, str):
+                try:
+                    self._on_loaded(outcome)
+                except Exception:
+                    log.exception("after loading %s", f.info.path)
         finally:
             with self._idle:
                 self._inflight -= 1
