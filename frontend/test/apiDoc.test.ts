@@ -81,6 +81,14 @@ describe("docs/api.md examples through the readers", () => {
     expect(d.roundCount).toBe(2);
     expect(d.rounds[0]).toMatchObject({ collective: "all_reduce", group: "0", seq: 0, step: "1", lastWorker: "rank1", wait: 100, ranks: 2 });
     expect(d.groups[0]).toMatchObject({ name: "0", description: "default_pg", backend: "cuda:nccl", size: 2, ranks: "0, 1" });
+    expect(d.heatSteps).toEqual(["2"]);
+    expect(d.heatCells.computation).toEqual([[200]]);
+    expect(d.heatCells.synchronizing).toEqual([[100]]);
+    expect(d.distribution[0]).toMatchObject({ metric: "computation", min: 200, median: 200, p95: 200, max: 200 });
+    expect(d.distribution[0]?.highest[0]).toEqual({ worker: "rank0", rank: 0, value: 200 });
+    expect(d.rankRows[0]).toMatchObject({ worker: "rank0", rank: 0, values: { computation: 200, synchronizing: 100, transferring: 300 } });
+    expect(d.jobCollectives[0]).toMatchObject({ collective: "all_reduce", ranks: 1, calls: 2, latMedian: 750, busbwMedian: 10.67 });
+    expect(d.jobCollectives[0]?.lowest[0]?.worker).toBe("rank0");
   });
   it("timeline", () => {
     const t = readTracks(example("timeline/tracks"));
