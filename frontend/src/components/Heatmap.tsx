@@ -54,7 +54,8 @@ export function Heatmap({ rows, columns, values, format, onRowClick, testId, ari
   const [lo, hi] = useMemo(() => valueRange(values), [values]);
   const rowH = Math.max(MIN_ROW_H, Math.min(MAX_ROW_H, MAX_H / Math.max(1, rows.length)));
   const height = HEADER_H + rowH * rows.length;
-  const colW = Math.max(4, Math.min(MAX_COL_W, (width - LABEL_W) / Math.max(1, columns.length)));
+  // columns share the width down to one pixel each (hundreds of steps still fit; hover names them)
+  const colW = Math.max(1, Math.min(MAX_COL_W, (width - LABEL_W) / Math.max(1, columns.length)));
 
   useEffect(() => {
     if (!box.current) return;
@@ -76,7 +77,11 @@ export function Heatmap({ rows, columns, values, format, onRowClick, testId, ari
     ctx.font = "11px sans-serif";
     ctx.fillStyle = fg;
     ctx.textBaseline = "middle";
-    columns.forEach((name, j) => ctx.fillText(name, LABEL_W + j * colW + 3, HEADER_H / 2, colW - 4));
+    // a step label every `everyCol` columns, so that labels never overlap
+    const everyCol = Math.max(1, Math.ceil(40 / colW));
+    columns.forEach((name, j) => {
+      if (j % everyCol === 0) ctx.fillText(name, LABEL_W + j * colW + 3, HEADER_H / 2, Math.max(colW, 40) - 4);
+    });
     // a label every `every` rows, so that labels never overlap
     const every = Math.max(1, Math.ceil(13 / rowH));
     for (let i = 0; i < rows.length; i++) {
