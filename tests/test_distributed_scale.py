@@ -163,3 +163,26 @@ def test_summaries_are_prepared_while_loading(tmp_path) -> None:
         assert not any(str(k).startswith("distributed.") for k in lone.cache)
     finally:
         store.close()
+
+
+def test_a_job_without_collectives(tmp_path) -> None:
+    """Two ranks that never call a collective: the heatmap still has their steps (all computation
+    here: 100 µs of host ops in a 1000 µs step on a CPU-only worker), nothing is named slowest."""
+    for rank in (0, 1):
+        b = TraceBuilder(distributed_info={"backend": "gloo", "rank": rank, "world_size": 2})
+        b.step(1, 0, 1000)
+        b.op("aten::add", 10, 100)
+        b.write(tmp_path / "job" / f"rank{rank}.1.pt.trace.json.gz")
+    store = RunStore(str(tmp_path), processes=0, settle_seconds=0)
+    store.scan_once()
+    assert store.wait_idle(120)
+    try:
+        status, body = get(store, run="job")
+        assert status == 200, body
+        assert body["collectives"] == [] and body["stragglers"]["ranks"] == []
+        assert body["heatmap"]["steps"] == ["1"]
+        assert body["heatmap"]["cells"]["computation"] == [[100.0], [100.0]]
+        assert body["heatmap"]["cells"]["synchronizing"] == [[0.0], [0.0]]
+        assert body["distribution"]["other"]["max"] == 900.0
+    finally:
+        store.close()

@@ -249,6 +249,10 @@ def _match_rounds(workers: list[WorkerComm], warnings: list[str]) -> pd.DataFram
     order = np.lexsort((allc["issued"].to_numpy(np.float64), allc["worker_i"].to_numpy()))
     allc = allc.iloc[order].reset_index(drop=True)
     allc["ordinal"] = allc.groupby(["worker_i", "pg", "collective", "step_name"], sort=False).cumcount()
+    if allc.empty:  # no worker called a collective
+        return allc.assign(
+            key=pd.Series(dtype=object), matched=pd.Series(dtype=bool), round=pd.Series(dtype=np.int64)
+        )
     keys = []
     for pg, g in allc.groupby("pg", sort=True):
         if (g["seq"] >= 0).all():
