@@ -185,7 +185,9 @@ def test_cpu_only_samples(capsys: pytest.CaptureFixture[str]) -> None:
     if not SAMPLES.exists():
         pytest.skip("samples/ absent")
     code, data, _ = _json(capsys, str(SAMPLES))
-    assert code == 0 and len(data["profiles"]) == 9  # resnet 2 spans, ddp 2 ranks, plain 1, lightning 4 stages
+    assert (
+        code == 0 and len(data["profiles"]) == 9
+    )  # resnet 2 spans, ddp 2 ranks, plain 1, lightning 4 stages
     for p in data["profiles"]:
         assert p["device_type"] == "CPU" and p["gpus"] == [] and p["kernels"] == [] and p["errors"] == []
         assert p["operators"] and p["steps"] >= 1

@@ -59,7 +59,13 @@ def _trace() -> TraceBuilder:
     module("Net_0", 1100, 200)
     module("Linear_0", 1120, 80)
     b.launch("k_linear", 1150, 5, 1400, 40)
-    for t in (1500, 1600, 1700, 1800, 1900):  # outside every module; keeps step 2 from the tail trim (steps.py)
+    for t in (
+        1500,
+        1600,
+        1700,
+        1800,
+        1900,
+    ):  # outside every module; keeps step 2 from the tail trim (steps.py)
         b.launch("k_other", t, 5, t + 50, 10)
     module("Net_0", 2100, 100)  # outside every step: not counted
     return b
