@@ -50,18 +50,23 @@ POLL_S = 0.02
 
 
 # ---------------------------------------------------------------- re-open
-def open_tensorboard(logdir: Path, index_dir: str, timeout: float) -> dict[str, Any]:
+def start_ours(logdir: Path, index_dir: str, prefix: str) -> tuple[subprocess.Popen, str, str, float]:
+    """Our TensorBoard on ``logdir`` with this index location: (process, base URL, its cwd, start time)."""
     plugin = our_plugin()
     port = free_port()
-    base = f"http://127.0.0.1:{port}"
     env = {**plugin.env, "TORCH_PROFILER_INDEX_DIR": index_dir}
     cmd = [*plugin.command, "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)]
-    cwd = tempfile.mkdtemp(prefix="bench-scale-tb-")
-    res: dict[str, Any] = {}
+    cwd = tempfile.mkdtemp(prefix=prefix)
     t0 = time.perf_counter()
     proc = subprocess.Popen(
         cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
     )
+    return proc, f"http://127.0.0.1:{port}", cwd, t0
+
+
+def open_tensorboard(logdir: Path, index_dir: str, timeout: float) -> dict[str, Any]:
+    proc, base, cwd, t0 = start_ours(logdir, index_dir, "bench-scale-tb-")
+    res: dict[str, Any] = {}
     try:
         with TreeSampler(proc.pid) as sampler:
             deadline = t0 + timeout

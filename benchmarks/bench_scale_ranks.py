@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,8 +26,8 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_scale import build_index
-from bench_server import PREFIX, _stop, free_port, get, our_plugin, resolve_case
+from bench_scale import build_index, start_ours
+from bench_server import PREFIX, _stop, get, resolve_case
 from common import machine, write_json
 from make_traces import DEFAULT_OUT
 from proctree import TreeSampler
@@ -46,17 +45,8 @@ def _wait_loaded(base: str, deadline: float) -> str:
 
 
 def one_round(logdir: Path, index_dir: str, timeout: float) -> dict[str, Any]:
-    plugin = our_plugin()
-    port = free_port()
-    base = f"http://127.0.0.1:{port}"
-    env = {**plugin.env, "TORCH_PROFILER_INDEX_DIR": index_dir}
-    cmd = [*plugin.command, "--logdir", str(logdir), "--host", "127.0.0.1", "--port", str(port)]
-    cwd = tempfile.mkdtemp(prefix="bench-ranks-tb-")
+    proc, base, cwd, t0 = start_ours(logdir, index_dir, "bench-ranks-tb-")
     res: dict[str, Any] = {}
-    t0 = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
-    )
     try:
         with TreeSampler(proc.pid) as sampler:
             run = _wait_loaded(base, t0 + timeout)

@@ -8,18 +8,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from torch_tb_profiler.analysis.breakdown import LABELS
+
 MISSING = "–"
 _DEVICE_CATEGORIES = ("kernel", "memcpy", "memset", "runtime")  # always 0 on CPU-only profiles
-_LABELS = {
-    "kernel": "Kernel",
-    "memcpy": "Memcpy",
-    "memset": "Memset",
-    "communication": "Communication",
-    "runtime": "Runtime",
-    "dataloader": "DataLoader",
-    "cpu_exec": "CPU Exec",
-    "other": "Other",
-}
 
 
 def ms(us: float | None) -> str:
@@ -74,7 +66,7 @@ def breakdown(p: dict[str, Any]) -> list[str]:
             continue
         if key == "communication" and not value:
             continue
-        rows.append([ms(value), pct(100 * value / step), _LABELS.get(key, key)])
+        rows.append([ms(value), pct(100 * value / step), LABELS.get(key, key)])
     return table("Step-time breakdown (mean per step)", ["ms", "share", "category"], rows)
 
 
