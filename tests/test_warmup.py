@@ -114,6 +114,33 @@ def test_each_profile_is_warmed_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
             warmer.request("run", "w0", None)
         warmer.request("run", "no-such-worker", None)  # unknown: ignored, never raises
         assert warmer.wait(60)
-        assert warmed == [("run", "w0", None)]
+        assert warmed == [("run", "w0", None, None)]  # None: every view
     finally:
         store.close()
+
+
+def test_the_timeline_index_of_the_first_profile_is_built_once_it_loads(tmp_path: Path) -> None:
+    """Nothing is asked: TensorBoard's plugin builds the index of the profile the page opens on (first
+    worker, first span) in the background, so the Trace view's first draw does not wait for it."""
+    import argparse
+
+    from tensorboard.plugins import base_plugin
+
+    from torch_tb_profiler.plugin import TorchProfilerPlugin
+
+    busy_trace(tmp_path / "run" / "w0.pt.trace.json", steps=5)
+    busy_trace(tmp_path / "run" / "w1.pt.trace.json", steps=5)
+    for f in tmp_path.rglob("*.json"):
+        os.utime(f, (time.time() - 60, time.time() - 60))
+    flags = argparse.Namespace(profiler_index_dir="off", profiler_scan_interval=60.0)
+    plugin = TorchProfilerPlugin(base_plugin.TBContext(logdir=str(tmp_path), flags=flags))
+    try:
+        assert plugin.store.wait_first_scan(30)
+        time.sleep(0.1)
+        assert plugin.store.wait_idle(60)
+        assert plugin._warmer.wait(60)
+        assert "timeline.index" in _profile(plugin.store, "run", "w0").cache
+        assert "timeline.index" not in _profile(plugin.store, "run", "w1").cache  # not the first worker
+        assert "operators.table.name" not in _profile(plugin.store, "run", "w0").cache  # only the timeline
+    finally:
+        plugin.store.close()

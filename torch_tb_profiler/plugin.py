@@ -173,26 +173,36 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
             processes=int(processes) if processes else None,
             index=index,
             on_indexed=self._prepare_overview,
-            on_loaded=distributed_view.prepare,
+            on_loaded=self._on_loaded,
         )
-        self.store.start()
-        _stop_on_signals(self.store)
         self._routes = collect_routes()
         self._warmer = Warmer(self.store, self._routes)
+        self.store.start()
+        _stop_on_signals(self.store)
 
-    def _prepare_overview(self, profile: Profile) -> None:
-        """A profile read from the index is ready in a fraction of a second: if it is the one the frontend
-        shows first in its run (first worker, first span), compute what its overview needs (kept on the
-        profile) before the user asks. Only that one: a run of 1024 ranks must not cost 1024 overviews."""
+    def _opens_on(self, profile: Profile) -> bool:
+        """Whether the frontend shows this profile first in its run (first worker, first span). Work done
+        ahead of the user is done for that one only: a run of 1024 ranks must not cost 1024 of it."""
         try:
             worker = self.store.workers(profile.run)[0]
             span = self.store.spans(profile.run, worker)[0]
         except LookupFailed:
-            return
-        if (profile.worker, profile.span) == (worker, span):
+            return False
+        return (profile.worker, profile.span) == (worker, span)
+
+    def _prepare_overview(self, profile: Profile) -> None:
+        """A profile read from the index is ready in a fraction of a second: compute what its overview
+        needs (kept on the profile) before the user asks."""
+        if self._opens_on(profile):
             from torch_tb_profiler.analysis.overview import overview
 
             overview(profile)
+
+    def _on_loaded(self, profile: Profile) -> None:
+        """On the loading thread, for every profile that loaded: queue work for background threads."""
+        distributed_view.prepare(profile)
+        if self._opens_on(profile):
+            self._warmer.prepare_timeline(profile.run, profile.worker, profile.span or None)
 
     def _overview_served(self, request: Request) -> None:
         """The user is looking at this profile: warm its other views in the background."""
