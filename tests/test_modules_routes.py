@@ -82,12 +82,12 @@ def test_operators_inside_a_module(tb: TensorBoard) -> None:
 def test_lightning_hooks(tb: TensorBoard) -> None:
     workers = tb.get("workers", run=LIGHTNING_RUN)[1]
     assert sorted(workers) == [
-        "fit.training_step",
-        "fit.validation_step",
-        "test.test_step",
-        "validate.validation_step",
+        "perf.fit.training_step",
+        "perf.fit.validation_step",
+        "perf.test.test_step",
+        "perf.validate.validation_step",
     ]
-    fit = "fit.training_step"
+    fit = "perf.fit.training_step"
     status, body = tb.get("modules", run=LIGHTNING_RUN, worker=fit, tree="hooks")
     assert status == 200 and body["source"] == "lightning"
     names = {n["name"] for n in body["nodes"]}

@@ -15,7 +15,7 @@ from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
 from tests.fixtures.trace_builder import V100, TraceBuilder
 
 RESNET = {"run": "resnet_like_cpu", "worker": "worker0", "span": "1"}
-LIGHTNING = {"run": "lightning_cpu/lightning_logs/version_0", "worker": "fit.training_step"}
+LIGHTNING = {"run": "lightning_cpu/lightning_logs/version_0", "worker": "perf.fit.training_step"}
 
 
 def _rows(page) -> list[str]:

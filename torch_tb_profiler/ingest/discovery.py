@@ -4,7 +4,7 @@ A run is a directory (any depth, symlinks followed) that directly holds ``*.pt.t
 its name is its path relative to the logdir (shown escaped where it is not printable UTF-8, ``names.py``). A file ``<worker>[.<digits>].pt.trace.json[.gz]`` belongs
 to ``worker``; a worker's files are its spans, numbered 1..n in the numeric order of ``<digits>``
 (files without digits come first, in name order). PyTorch Lightning's worker parts get readable names
-(``fit.training_step``: ingest/lightning_names.py).
+(``perf.fit.training_step``: ingest/lightning_names.py).
 """
 
 from __future__ import annotations
