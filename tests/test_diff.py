@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.builders_diff import cpu_steps, gpu_trace
+from tests.fixtures.builders_diff import cpu_steps, gpu_trace, kernel_steps
 from tests.fixtures.paths import REPO
 from torch_tb_profiler.analysis import diff as D
 from torch_tb_profiler.analysis import diff_rules as R
@@ -181,6 +181,53 @@ def test_noise_rule(tmp_path: Path) -> None:
     assert not R.evaluate(rule, d_near)["failed"]  # +4.5 % but within the steps' spread
     assert R.evaluate(rule, d_far)["failed"]
     assert d_near["sort_metric"] == "host_self_us" and d_near["kernels"] == []
+
+
+def test_operator_noise(tmp_path: Path) -> None:
+    # aten::mm spans each step less 2 µs: host total 998 and 1198 µs (mean 1098, half-range 100)
+    base = _load(cpu_steps(tmp_path / "b.pt.trace.json", [1000, 1200]), "b")
+    near = _load(cpu_steps(tmp_path / "n.pt.trace.json", [1150, 1150]), "n")  # 1148: +50
+    far = _load(cpu_steps(tmp_path / "f.pt.trace.json", [1300, 1300]), "f")  # 1298: +200
+    mm_near = D.compare(base, near)["operators"][0]
+    mm_far = D.compare(base, far)["operators"][0]
+    assert mm_near["delta"]["host_total_us"] == 50.0 and mm_near["noise"]["host_total_us"] == 100.0
+    assert not mm_near["significant"]["host_total_us"] and mm_far["significant"]["host_total_us"]
+    assert mm_near["noise"]["calls"] == 0.0 and not mm_near["significant"]["calls"]  # one call a step
+    rule = R.parse("op:aten::mm.host_total>+1%")
+    out = R.evaluate(rule, D.compare(base, near))
+    assert (out["noise"], out["significant"], out["failed"]) == (100.0, False, False)  # +4.6 % in noise
+    assert R.evaluate(rule, D.compare(base, far))["failed"]
+
+
+def test_an_operator_missing_from_a_step_counts_0_there(tmp_path: Path) -> None:
+    # aten::add: 100 µs in step 1 only -> per step 100 and 0: mean 50, half-range 50
+    once = _load(kernel_steps(tmp_path / "o.pt.trace.json", [100, 100], extra_in_step1=True), "o")
+    d = D.compare(once, once)
+    add = next(o for o in d["operators"] if o["name"] == "aten::add")
+    assert add["baseline"]["host_total_us"] == 50.0 and add["noise"]["host_total_us"] == 50.0
+    assert add["noise"]["calls"] == 0.5
+    # against a profile without it: delta −50 is not beyond the noise of 50; an added op (one side
+    # without spread, noise 0) is significant
+    none = _load(kernel_steps(tmp_path / "z.pt.trace.json", [100, 100]), "z")
+    removed = next(o for o in D.compare(once, none)["operators"] if o["name"] == "aten::add")
+    assert removed["status"] == "removed" and removed["delta"]["host_total_us"] == -50.0
+    assert removed["noise"]["host_total_us"] == 50.0 and not removed["significant"]["host_total_us"]
+
+
+def test_kernel_noise(tmp_path: Path) -> None:
+    # k_gemm: 100 and 300 µs (per step: total mean 200, half-range 100; mean per call the same)
+    base = _load(kernel_steps(tmp_path / "b.pt.trace.json", [100, 300]), "b")
+    near = _load(kernel_steps(tmp_path / "n.pt.trace.json", [250, 250]), "n")  # +50
+    far = _load(kernel_steps(tmp_path / "f.pt.trace.json", [350, 350]), "f")  # +150
+    k_near = D.compare(base, near)["kernels"][0]
+    k_far = D.compare(base, far)["kernels"][0]
+    assert (k_near["baseline"]["total_us"], k_near["delta"]["total_us"]) == (200.0, 50.0)
+    assert k_near["noise"] == {"calls": 0.0, "total_us": 100.0, "mean_us": 100.0}
+    assert k_near["significant"] == {"calls": False, "total_us": False, "mean_us": False}
+    assert k_far["significant"] == {"calls": False, "total_us": True, "mean_us": True}
+    rule = R.parse("kernel:k_gemm.total>+10%")
+    assert not R.evaluate(rule, D.compare(base, near))["failed"]  # +25 %, but within the noise
+    assert R.evaluate(rule, D.compare(base, far))["failed"]  # +75 %
 
 
 def test_cpu_against_gpu_explains_instead_of_zero(tmp_path: Path, pair) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fixtures.builders_diff import gpu_trace
+from tests.fixtures.builders_diff import gpu_trace, kernel_steps
 from tests.fixtures.paths import REPO
 
 TOP_KEYS = {
@@ -75,7 +75,7 @@ def test_failed_rule_exits_1_with_its_figures(logdir: Path) -> None:
     assert r.returncode == 1, r.stderr
     assert "FAILED step_time>+5%: baseline 800, experiment 1000, change +200 (+25.00%, noise ±0)" in r.stderr
     assert (
-        "FAILED op:aten::mm.device_total>+10%: baseline 200, experiment 400, change +200 (+100.00%)"
+        "FAILED op:aten::mm.device_total>+10%: baseline 200, experiment 400, change +200 (+100.00%, noise ±0)"
         in r.stderr
     )
     assert "runtime>+5%" not in r.stderr
@@ -106,6 +106,26 @@ def test_self_comparison_passes_every_rule(logdir: Path) -> None:
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert doc["steps"]["delta"] == 0.0 and len(doc["verdict"]["passed"]) == 4
+
+
+def test_op_and_kernel_rules_respect_the_noise(tmp_path: Path) -> None:
+    # k_gemm 100 / 300 µs per step (mean 200, noise 100) against 250 / 250 (+50: within the noise)
+    # and 350 / 350 (+150: beyond it); aten::mm's device total is its kernel's time
+    base = kernel_steps(tmp_path / "b" / "w0.1.pt.trace.json", [100, 300])
+    near = kernel_steps(tmp_path / "n" / "w0.1.pt.trace.json", [250, 250])
+    far = kernel_steps(tmp_path / "f" / "w0.1.pt.trace.json", [350, 350])
+    rules = ["--fail-on", "kernel:k_gemm.total>+10%", "--fail-on", "op:aten::mm.device_total>+10%"]
+    r = compare(str(base), str(near), *rules)
+    assert r.returncode == 0, r.stderr
+    assert "pass  kernel:k_gemm.total>+10% (within noise)" in r.stdout
+    assert "pass  op:aten::mm.device_total>+10% (within noise)" in r.stdout
+    r = compare(str(base), str(far), *rules)
+    assert r.returncode == 1
+    assert (
+        "FAILED kernel:k_gemm.total>+10%: baseline 200, experiment 350, change +150 (+75.00%, noise ±100)"
+        in r.stderr
+    )
+    assert "FAILED op:aten::mm.device_total>+10%" in r.stderr
 
 
 def test_text_report(logdir: Path) -> None:

@@ -9,7 +9,10 @@
 - Operators and kernels are joined by name (operators optionally by name + input shape; kernels
   that are left over on both sides are then joined one-to-one by kernel_family.family). Their
   figures are per step: the profile's totals divided by its number of steps. Rows are sorted by
-  |delta| of device self time when either side ran on a GPU, else of host self time.
+  |delta| of device self time when either side ran on a GPU, else of host self time. Each per-step
+  figure has a noise too: the larger of the two sides' half-ranges of the row's per-step values
+  (operators by host start in the steps' host ranges, kernels by start in the steps' ranges; a step
+  without a call counts 0, except for a kernel's mean, taken over the steps that ran it).
 - Waterfall: the mean step time change split into the largest per-operator changes of that same
   self time (top N by |delta|) and "other" = the total change − their sum.
 - Memory: peak allocated/reserved per device label; distributed: this profile's own per-step
@@ -30,11 +33,13 @@ import pandas as pd
 from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, memory, operators, overview
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.kernel_family import family
+from torch_tb_profiler.analysis.steps import steps as step_table
 from torch_tb_profiler.analysis.summary import clean
 
 OP_FIELDS = ("calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us")
 KERNEL_FIELDS = ("calls", "total_us", "mean_us", "mean_blocks_per_sm", "mean_achieved_occupancy_pct")
 KERNEL_PER_STEP = ("calls", "total_us")  # the other kernel figures are means over calls
+KERNEL_NOISY = ("calls", "total_us", "mean_us")  # kernel figures with a per-step spread (noise)
 GPU_FIELDS = ("utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct", "tensor_core_pct")
 MEMORY_FIELDS = ("peak_allocated_bytes", "peak_reserved_bytes")
 DEFAULT_WATERFALL = 10
@@ -201,10 +206,14 @@ def _join(
     cols_e: dict[str, np.ndarray],
     fields: tuple[str, ...],
     additive: tuple[str, ...],
+    noise_b: dict[str, np.ndarray],
+    noise_e: dict[str, np.ndarray],
 ) -> list[dict[str, Any]]:
-    """Rows for the pairs: status, both sides' figures, delta and rel per field. A side that lacks the
-    row counts as 0 in the delta of an additive field (rel None when the baseline lacks it); other
-    fields (means) and figures the trace cannot give (None) then have no delta."""
+    """Rows for the pairs: status, both sides' figures, delta and rel per field, and for the fields of
+    ``noise_b``/``noise_e`` the noise (the larger side's half-range; a side without the row has 0)
+    and ``significant`` (|delta| > noise; False without a delta). A side that lacks the row counts as
+    0 in the delta of an additive field (rel None when the baseline lacks it); other fields (means)
+    and figures the trace cannot give (None) then have no delta."""
     rows = []
     for i, j in pairs:
         fb = None if i is None else {f: _num(cols_b[f][i]) for f in fields}
@@ -215,9 +224,118 @@ def _join(
             missing = 0.0 if f in additive else None
             c = change(missing if fb is None else fb[f], missing if fe is None else fe[f])
             delta[f], rel[f] = c["delta"], c["rel"]
+        noise = {
+            f: max(0.0 if i is None else float(noise_b[f][i]), 0.0 if j is None else float(noise_e[f][j]))
+            for f in noise_b
+        }
+        significant = {f: delta[f] is not None and abs(delta[f]) > n for f, n in noise.items()}  # type: ignore[arg-type]
         status = "both" if fb and fe else ("removed" if fb else "added")
-        rows.append({"status": status, "baseline": fb, "experiment": fe, "delta": delta, "rel": rel})
+        rows.append(
+            {
+                "status": status,
+                "baseline": fb,
+                "experiment": fe,
+                "delta": delta,
+                "rel": rel,
+                "noise": noise,
+                "significant": significant,
+            }
+        )
     return rows
+
+
+def _step_of(ts: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The step whose [start, end) holds each time (-1: none); steps are sorted and do not overlap."""
+    k = np.searchsorted(starts, ts, side="right") - 1
+    ok = k >= 0
+    ok[ok] &= ts[ok] < ends[k[ok]]
+    return np.where(ok, k, -1)
+
+
+def _half_ranges(
+    frame: pd.DataFrame, codes: list[str], keys: list[str], fields: tuple[str, ...], n_steps: int
+) -> pd.DataFrame:
+    """Per key: (max − min) / 2 over the steps of each field's per-step sum, a step without a call
+    counting 0. ``frame``: one row per call with ``codes`` (integer group keys), ``keys`` (their
+    labels), ``step`` (-1: outside every step) and ``fields``. With fewer than two steps: no rows."""
+    inside = frame[frame["step"].to_numpy() >= 0]
+    if n_steps < 2 or inside.empty:
+        return pd.DataFrame({c: [] for c in (*keys, *fields)})
+    per = inside.groupby([*codes, "step"], sort=False)[list(fields)].sum()
+    g = per.groupby(level=list(range(len(codes))), sort=False)
+    hi, lo = g.max().to_numpy(dtype=np.float64), g.min().to_numpy(dtype=np.float64)
+    partial = (g.size() < n_steps).to_numpy()[:, None]  # a step without a call: 0 in the range
+    half = (np.where(partial, np.maximum(hi, 0.0), hi) - np.where(partial, np.minimum(lo, 0.0), lo)) / 2
+    out = pd.DataFrame(half, columns=list(fields), index=g.max().index)
+    labels = inside.groupby(codes, sort=False)[keys].first()
+    # labels may repeat over codes (two shape texts with one label): keep the largest range
+    return pd.concat([labels, out], axis=1).groupby(keys, sort=False, as_index=False).max()
+
+
+def _aligned(table: pd.DataFrame, keys: list[str], spread: pd.DataFrame, fields: tuple[str, ...]) -> dict:
+    """The spread's columns in the table's row order (0 for rows without one)."""
+    merged = table[keys].merge(spread, on=keys, how="left") if len(spread) else None
+    return {
+        f: np.zeros(len(table)) if merged is None else merged[f].fillna(0.0).to_numpy(dtype=np.float64)
+        for f in fields
+    }
+
+
+def op_noise(profile, group_by: str) -> dict[str, np.ndarray]:
+    """Per row of operator_table(profile, group_by): the half-range over steps of each OP_FIELDS
+    figure (memoized)."""
+    return memoized(profile, f"diff.op_noise.{group_by}", lambda: _op_noise(profile, group_by))
+
+
+def _op_noise(profile, group_by: str) -> dict[str, np.ndarray]:
+    rows = operators.operator_rows(profile)
+    s = step_table(profile)
+    ts = profile.ops["ts"].to_numpy(dtype=np.float64)[rows["op"].to_numpy()]
+    step = _step_of(ts, s["host_start"].to_numpy(dtype=np.float64), s["host_end"].to_numpy(dtype=np.float64))
+    codes = ["name_code"] if group_by == "name" else ["name_code", "shape_code"]
+    keys = ["name"] if group_by == "name" else ["name", "input_shape"]
+    frame = rows[[*codes, *keys]].assign(
+        step=step,
+        calls=1.0,
+        **{f: rows[f.removesuffix("_us")].to_numpy(dtype=np.float64) for f in OP_FIELDS if f != "calls"},
+    )
+    spread = _half_ranges(frame, codes, keys, OP_FIELDS, len(s))
+    return _aligned(operators.operator_table(profile, group_by), keys, spread, OP_FIELDS)
+
+
+def kernel_noise(profile) -> dict[str, np.ndarray]:
+    """Per row of kernel_table(profile, "name"): the half-range over steps of calls, total and mean
+    (the mean over the steps that ran the kernel), memoized."""
+    return memoized(profile, "diff.kernel_noise", lambda: _kernel_noise(profile))
+
+
+def _kernel_noise(profile) -> dict[str, np.ndarray]:
+    rows = kernels.kernel_rows(profile)
+    s = step_table(profile)
+    dev = profile.device
+    ts = dev["ts"].to_numpy(dtype=np.float64)[dev["kind"].to_numpy() == "kernel"] if len(dev) else np.zeros(0)
+    step = _step_of(ts, s["start"].to_numpy(dtype=np.float64), s["end"].to_numpy(dtype=np.float64))
+    frame = pd.DataFrame(
+        {
+            "name_code": rows["name_code"],
+            "name": rows["name"],
+            "step": step,
+            "calls": 1.0,
+            "total_us": rows["dur"],
+        }
+    )
+    spread = _half_ranges(frame, ["name_code"], ["name"], ("calls", "total_us"), len(s))
+    inside = frame[step >= 0]
+    if len(s) >= 2 and len(inside):
+        per = inside.groupby(["name_code", "step"], sort=False)[["calls", "total_us"]].sum()
+        mean = (per["total_us"] / per["calls"]).groupby(level=0, sort=False)
+        means = pd.DataFrame({"mean_us": (mean.max() - mean.min()) / 2})
+        labels = inside.groupby("name_code", sort=False)[["name"]].first()
+        means = pd.concat([labels, means], axis=1).groupby("name", sort=False, as_index=False).max()
+        spread = spread.merge(means, on="name", how="left")
+    else:
+        spread = spread.assign(mean_us=np.zeros(len(spread)))
+    return _aligned(kernels.kernel_table(profile, "name"), ["name"], spread, KERNEL_NOISY)
 
 
 def _num(v: Any) -> float | None:
@@ -238,7 +356,9 @@ def operator_rows(b_prof, e_prof, b: dict, e: dict, group_by: str, metric: str) 
     cols_b = _scaled(tb, OP_FIELDS, OP_FIELDS, b["scale"])
     cols_e = _scaled(te, OP_FIELDS, OP_FIELDS, e["scale"])
     pairs = pair_by_key(keys_b, keys_e)
-    rows = _join(pairs, cols_b, cols_e, OP_FIELDS, OP_FIELDS)
+    rows = _join(
+        pairs, cols_b, cols_e, OP_FIELDS, OP_FIELDS, op_noise(b_prof, group_by), op_noise(e_prof, group_by)
+    )
     for row, (i, j) in zip(rows, pairs, strict=True):
         key = keys_b[i] if i is not None else keys_e[j]  # type: ignore[index]
         row["name"] = key[0]
@@ -255,7 +375,9 @@ def kernel_rows(b_prof, e_prof, b: dict, e: dict) -> list[dict[str, Any]]:
     cols_b = _scaled(tb, KERNEL_FIELDS, KERNEL_PER_STEP, b["scale"])
     cols_e = _scaled(te, KERNEL_FIELDS, KERNEL_PER_STEP, e["scale"])
     pairs, renamed = match_kernels(names_b, names_e)
-    rows = _join(pairs, cols_b, cols_e, KERNEL_FIELDS, KERNEL_PER_STEP)
+    rows = _join(
+        pairs, cols_b, cols_e, KERNEL_FIELDS, KERNEL_PER_STEP, kernel_noise(b_prof), kernel_noise(e_prof)
+    )
     for row, (i, j) in zip(rows, pairs, strict=True):
         row["name"] = names_e[j] if j is not None else names_b[i]  # type: ignore[index]
         if (i, j) in renamed:

@@ -13,9 +13,9 @@ A rule is ``FIGURE CMP VALUE``:
   (memory figures) compare the absolute change; no unit compares the absolute change in the
   figure's own unit (µs, calls, bytes).
 
-A rule fails when the change compares true *and* is significant: for ``step_time`` and the
-categories, |delta| must exceed the steps' noise (diff.py); other figures have no per-step spread
-and are always significant. A figure missing from both sides is an error (exit 2), one that a side
+A rule fails when the change compares true *and* is significant: |delta| must exceed the figure's
+noise (diff.py: the larger half-range of its per-step values on either side) for ``step_time``, the
+categories, operators and kernels; memory peaks have no per-step spread and are always significant. A figure missing from both sides is an error (exit 2), one that a side
 lacks counts as 0 there (an added operator has a relative change of +inf).
 """
 
@@ -141,9 +141,15 @@ def _lookup(rule: Rule, diff: dict[str, Any]) -> dict[str, Any]:
     rows = diff["operators"] if rule.kind == "op" else diff["kernels"]
     for row in rows:
         if row["name"] == rule.name or row.get("baseline_name") == rule.name:
+            base = (row["baseline"] or {}).get(rule.field)
+            exp = (row["experiment"] or {}).get(rule.field)
+            noise = row["noise"].get(rule.field)
+            delta = (exp or 0.0) - (base or 0.0)  # as evaluate() counts a missing side
             return {
-                "baseline": (row["baseline"] or {}).get(rule.field),
-                "experiment": (row["experiment"] or {}).get(rule.field),
+                "baseline": base,
+                "experiment": exp,
+                "noise": noise,
+                "significant": noise is None or abs(delta) > noise,
             }
     return {"baseline": None, "experiment": None}
 
