@@ -247,6 +247,12 @@ class RunStore:
                     state.warnings += [index_note] if index_note else []
                     state.from_index = indexed is not None
                     self._profiles[path] = outcome
+            # first what only queues work for other threads (the timeline index), then the slow parts
+            if self._on_loaded is not None and not isinstance(outcome, str):
+                try:
+                    self._on_loaded(outcome)
+                except Exception:
+                    log.exception("after loading %s", f.info.path)
             if indexed is None and not isinstance(outcome, str):
                 self._save_index(f, outcome)
             elif indexed is not None and self._on_indexed is not None:
@@ -254,11 +260,6 @@ class RunStore:
                     self._on_indexed(indexed)
                 except Exception:
                     log.exception("after reading the index of %s", f.info.path)
-            if self._on_loaded is not None and not isinstance(outcome, str):
-                try:
-                    self._on_loaded(outcome)
-                except Exception:
-                    log.exception("after loading %s", f.info.path)
         finally:
             with self._idle:
                 self._inflight -= 1
