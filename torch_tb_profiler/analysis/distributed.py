@@ -117,15 +117,59 @@ def _descendants(ops: pd.DataFrame, roots: Iterable[int]) -> set[int]:
     return found
 
 
+@dataclass
+class RankPart:
+    """The name-independent part of a WorkerComm: a pure function of one profile, small enough to be
+    stored in the persisted index (index_format.py) and read back without the profile's tables."""
+
+    info: dict  # the trace's distributedInfo ({} when absent)
+    host_name: str  # the trace's host_name ("" when absent)
+    main_pid: str | None  # the most frequent pid of the host ops (None when there are none)
+    calls: pd.DataFrame
+    steps: list[str]
+    step_bounds: list[tuple[float, float]]
+    overlap: list[list[float]]
+    gpus: dict[str, dict]
+    warnings: list[str] = field(default_factory=list)
+
+
 def summarize_worker(worker: str, profile: Any) -> WorkerComm:
     """Reduce one worker's profile to what the job analysis needs (memoized on the profile)."""
-    return memoized(profile, f"distributed.worker.{worker}", lambda: _summarize(worker, profile))
+    return memoized(profile, f"distributed.worker.{worker}", lambda: worker_comm(worker, rank_part(profile)))
 
 
-def _summarize(worker: str, profile: Any) -> WorkerComm:
+def rank_part(profile: Any) -> RankPart:
+    """The per-rank figures of one profile (memoized on it; read from the index when it has them)."""
+    return memoized(profile, RANK_PART_KEY, lambda: _rank_part(profile))
+
+
+RANK_PART_KEY = "distributed.rank_part"
+
+
+def worker_comm(worker: str, part: RankPart) -> WorkerComm:
+    """A RankPart under its worker's name (the rank may come from the name, as may node and process)."""
+    rank, world = worker_rank(worker, part.info)
+    node, process = _node_process(worker, part.host_name, part.main_pid)
+    return WorkerComm(
+        worker=worker,
+        rank=rank,
+        world_size=world,
+        backend=str(part.info.get("backend", "")),
+        pg_config=list(part.info.get("pg_config") or []),
+        calls=part.calls,
+        steps=part.steps,
+        step_bounds=part.step_bounds,
+        overlap=part.overlap,
+        node=node,
+        process=process,
+        gpus=part.gpus,
+        warnings=part.warnings,
+    )
+
+
+def _rank_part(profile: Any) -> RankPart:
     meta = profile.meta
     info = getattr(meta, "distributed_info", None) or {}
-    rank, world = worker_rank(worker, info)
     calls, comm_kernels, comm_ops = collective_calls(profile)
     names, bounds = _steps(profile)
     warnings: list[str] = []
@@ -161,33 +205,29 @@ def _summarize(worker: str, profile: Any) -> WorkerComm:
     if (step_of < 0).any() and bounds:
         warnings.append(f"{int((step_of < 0).sum())} collective call(s) lie outside every step")
 
-    node, process = _node_process(worker, meta, profile)
-    return WorkerComm(
-        worker=worker,
-        rank=rank,
-        world_size=world,
-        backend=str(info.get("backend", "")),
-        pg_config=list(info.get("pg_config") or []),
+    top = getattr(meta, "top_level", None) or {}
+    host = top.get("host_name") if isinstance(top, dict) else None
+    main_pid = str(profile.ops["pid"].mode().iat[0]) if len(profile.ops) else None
+    return RankPart(
+        info=dict(info),
+        host_name=str(host) if host else "",
+        main_pid=main_pid,
         calls=calls,
         steps=names,
         step_bounds=bounds,
         overlap=overlap_rows,
-        node=node,
-        process=process,
         gpus=_gpu_info(profile),
         warnings=warnings,
     )
 
 
-def _node_process(worker: str, meta: Any, profile: Any) -> tuple[str, str]:
-    top = getattr(meta, "top_level", None) or {}
-    host = top.get("host_name") if isinstance(top, dict) else None
+def _node_process(worker: str, host_name: str, main_pid: str | None) -> tuple[str, str]:
     m = _NODE_PROCESS.match(worker)
-    node = str(host) if host else (m.group(1) if m else worker)
+    node = host_name if host_name else (m.group(1) if m else worker)
     if m:
         process = m.group(2)
-    elif len(profile.ops):
-        process = str(profile.ops["pid"].mode().iat[0])
+    elif main_pid is not None:
+        process = main_pid
     else:
         process = worker
     return node, process

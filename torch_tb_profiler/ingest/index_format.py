@@ -5,7 +5,11 @@ One file per trace file::
     MAGIC (8 bytes) | header length (8 bytes, little endian) | header (JSON) | table 0 | table 1 | ...
 
 The header holds the format version, the source's identity, the Profile's scalar fields and meta, and
-per table its byte range and the CRC-32 of those bytes. Each table is one Arrow IPC stream
+per table its byte range and the CRC-32 of those bytes. The first table of the body is the *summary*:
+the distributed analysis's per-rank figures (``analysis.distributed.RankPart``: its collective calls as a
+table, the rest in the header) and which views the profile has, readable with the header alone
+(``summary_size`` + ``loads_summary``), so a job of many ranks is served without reading the event
+tables (docs/architecture.md, "Persisted index"). Each table is one Arrow IPC stream
 (lz4-compressed buffers). String columns are stored as dictionaries (one copy of each distinct value);
 reading them back gives one Python str per distinct value, shared by every row that has it, as a fresh
 parse does. Numbers keep their exact dtype. A file that is short, has a wrong checksum, or does not
@@ -19,6 +23,8 @@ import hashlib
 import json
 import struct
 import zlib
+from dataclasses import dataclass
+from dataclasses import field as dc_field
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +36,7 @@ from torch_tb_profiler import __version__
 from torch_tb_profiler.model.profile import Profile, TraceMeta
 
 MAGIC = b"TTBPIDX\x01"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2  # 2: the summary (per-rank distributed figures, view facts) before the tables
 _LEN = struct.Struct("<Q")
 _DTYPE_KEY = b"dtype"
 _COMPRESSION = "lz4"
@@ -39,12 +45,52 @@ _TABLES = [
     for f in dataclasses.fields(Profile)
     if f.name not in ("run", "worker", "span", "source", "meta", "cache")
 ]
-# the code that decides what a Profile holds and how it is stored: an index made by other code is not current
-_MODEL_SOURCES = ("trace", "model", "ingest/parse.py", "ingest/parse_split.py", "ingest/index_format.py")
+_SUMMARY_CALLS = "summary.calls"
+# the code that decides what a Profile holds, what its summary says and how both are stored: an index made
+# by other code is not current (the summary is computed by analysis/: all of it counts)
+_MODEL_SOURCES = (
+    "trace",
+    "model",
+    "analysis",
+    "ingest/parse.py",
+    "ingest/parse_split.py",
+    "ingest/index_format.py",
+)
 
 
 class IndexFormatError(Exception):
     """The bytes are not a complete index of this format."""
+
+
+@dataclass
+class IndexedSummary:
+    """What a job-level view needs of one profile, read from its index without the event tables."""
+
+    run: str
+    worker: str
+    span: str
+    source: str
+    meta: TraceMeta
+    facts: dict[str, bool]  # which views the profile has (view_facts)
+    part: Any  # analysis.distributed.RankPart, None when the profile has no collective and no distributedInfo
+    cache: dict[Any, Any] = dc_field(default_factory=dict)  # answers memoized on it, as on a Profile
+
+
+def view_facts(profile: Profile) -> dict[str, bool]:
+    """Which per-profile views apply (views/core.py lists a run's views from these)."""
+    from torch_tb_profiler.analysis.modules import has_module_view
+
+    return {
+        "kernels": len(profile.kernels) > 0,
+        "memory": len(profile.memory) > 0,
+        "module": bool(has_module_view(profile)),
+        "comms": len(profile.comms) > 0,
+    }
+
+
+def has_rank_part(profile: Profile) -> bool:
+    """Profiles whose distributed figures are computed and stored: those that take part in a job."""
+    return bool(len(profile.comms) or profile.meta.distributed_info)
 
 
 def _code_digest() -> str:
@@ -67,10 +113,15 @@ def dumps(profile: Profile, identity: dict[str, Any]) -> bytes:
     """The index file of a profile; ``identity`` (JSON-able) names the source version it was made from.
 
     Raises IndexFormatError for a column this format cannot hold exactly."""
-    bodies = [_table_bytes(name, getattr(profile, name)) for name in _TABLES]
+    summary, calls = _summary_to_json(profile)
+    names = [_SUMMARY_CALLS, *_TABLES]
+    bodies = [
+        _table_bytes(_SUMMARY_CALLS, calls, compression=None)
+    ]  # tens of rows: lz4 costs more than it saves
+    bodies += [_table_bytes(name, getattr(profile, name)) for name in _TABLES]
     tables: dict[str, list[int]] = {}
     offset = 0
-    for name, body in zip(_TABLES, bodies, strict=True):
+    for name, body in zip(names, bodies, strict=True):
         tables[name] = [offset, len(body), zlib.crc32(body)]
         offset += len(body)
     header = {
@@ -83,6 +134,7 @@ def dumps(profile: Profile, identity: dict[str, Any]) -> bytes:
             "source": profile.source,
         },
         "meta": _meta_to_json(profile.meta),
+        "summary": summary,
         "tables": tables,
         "body_bytes": offset,
     }
@@ -114,8 +166,50 @@ def header_size(prefix: bytes) -> int:
     return len(MAGIC) + _LEN.size + _LEN.unpack_from(prefix, len(MAGIC))[0]
 
 
+def summary_size(header: dict[str, Any], body_start: int) -> int:
+    """Bytes from the file's start that hold the header and the summary (loads_summary needs no more)."""
+    try:
+        offset, length, _crc = header["tables"][_SUMMARY_CALLS]
+        return body_start + int(offset) + int(length)
+    except (KeyError, TypeError, ValueError) as e:
+        raise IndexFormatError(f"no summary: {type(e).__name__}: {e}") from None
+
+
+def loads_summary(data: bytes | memoryview) -> IndexedSummary:
+    """The summary of an index file from its first ``summary_size`` bytes (raises IndexFormatError)."""
+    header, start = read_header(data)
+    try:
+        calls = _read_table(memoryview(data), start, header, _SUMMARY_CALLS)
+        info = header["profile"]
+        summary = header["summary"]
+        return IndexedSummary(
+            run=info["run"],
+            worker=info["worker"],
+            span=info["span"],
+            source=info["source"],
+            meta=_meta_from_json(header["meta"]),
+            facts={k: bool(v) for k, v in summary["facts"].items()},
+            part=_part_from_json(summary["rank_part"], calls),
+        )
+    except IndexFormatError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
+        raise IndexFormatError(f"unreadable index summary: {type(e).__name__}: {e}") from None
+
+
+def _read_table(view: memoryview, start: int, header: dict[str, Any], name: str) -> pd.DataFrame:
+    offset, length, crc = header["tables"][name]
+    body = view[start + offset : start + offset + length]
+    if len(body) != length:
+        raise IndexFormatError(f"table {name}: truncated")
+    if zlib.crc32(body) != crc:
+        raise IndexFormatError(f"table {name}: checksum mismatch")
+    return _table_from_bytes(body)
+
+
 def loads(data: bytes | memoryview) -> Profile:
-    """The Profile stored in an index file (raises IndexFormatError)."""
+    """The Profile stored in an index file (raises IndexFormatError); its stored per-rank distributed
+    figures are put in its cache, as if computed from it."""
     header, start = read_header(data)
     view = memoryview(data)
     if len(view) != start + int(header.get("body_bytes", -1)):
@@ -125,24 +219,73 @@ def loads(data: bytes | memoryview) -> Profile:
     frames: dict[str, pd.DataFrame] = {}
     try:
         for name in _TABLES:
-            offset, length, crc = header["tables"][name]
-            body = view[start + offset : start + offset + length]
-            if zlib.crc32(body) != crc:
-                raise IndexFormatError(f"table {name}: checksum mismatch")
-            frames[name] = _table_from_bytes(body)
+            frames[name] = _read_table(view, start, header, name)
         info = header["profile"]
         meta = _meta_from_json(header["meta"])
+        part = _part_from_json(
+            header["summary"]["rank_part"], _read_table(view, start, header, _SUMMARY_CALLS)
+        )
     except IndexFormatError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
         raise IndexFormatError(f"unreadable index: {type(e).__name__}: {e}") from None
-    return Profile(
+    profile = Profile(
         run=info["run"], worker=info["worker"], span=info["span"], source=info["source"], meta=meta, **frames
+    )
+    if part is not None:
+        from torch_tb_profiler.analysis.distributed import RANK_PART_KEY
+
+        profile.cache[RANK_PART_KEY] = part
+    return profile
+
+
+# ---- summary -----------------------------------------------------------------------------------------
+def _summary_to_json(profile: Profile) -> tuple[dict[str, Any], pd.DataFrame]:
+    """The summary's header entry and its calls table (empty when the profile has no rank part)."""
+    from torch_tb_profiler.analysis.distributed import rank_part
+
+    part = rank_part(profile) if has_rank_part(profile) else None
+    entry: dict[str, Any] = {"facts": view_facts(profile), "rank_part": None}
+    if part is None:
+        return entry, pd.DataFrame(index=pd.RangeIndex(0))
+    fields = {
+        "info": part.info,
+        "host_name": part.host_name,
+        "main_pid": part.main_pid,
+        "steps": part.steps,
+        "step_bounds": [list(b) for b in part.step_bounds],
+        "overlap": part.overlap,
+        "gpus": part.gpus,
+        "warnings": part.warnings,
+    }
+    try:
+        json.dumps(fields)
+    except (TypeError, ValueError) as e:
+        raise IndexFormatError(f"distributed figures cannot be stored: {e}") from None
+    entry["rank_part"] = fields
+    return entry, part.calls
+
+
+def _part_from_json(fields: dict[str, Any] | None, calls: pd.DataFrame) -> Any:
+    if fields is None:
+        return None
+    from torch_tb_profiler.analysis.distributed import RankPart
+
+    return RankPart(
+        info=dict(fields["info"]),
+        host_name=str(fields["host_name"]),
+        main_pid=fields["main_pid"],
+        calls=calls,
+        steps=[str(s) for s in fields["steps"]],
+        step_bounds=[(float(lo), float(hi)) for lo, hi in fields["step_bounds"]],
+        overlap=[[float(v) for v in row] for row in fields["overlap"]],
+        gpus=fields["gpus"],
+        warnings=[str(w) for w in fields["warnings"]],
     )
 
 
 # ---- tables ------------------------------------------------------------------------------------------
-def _table_bytes(name: str, frame: pd.DataFrame) -> bytes:
+def _table_bytes(name: str, frame: pd.DataFrame, compression: str | None = _COMPRESSION) -> bytes:
     if not isinstance(frame.index, pd.RangeIndex) or frame.index.start != 0 or frame.index.step != 1:
         raise IndexFormatError(f"table {name}: index is not 0..n-1")
     arrays, fields = [], []
@@ -154,7 +297,7 @@ def _table_bytes(name: str, frame: pd.DataFrame) -> bytes:
         fields.append(pa.field(column, array.type, metadata={_DTYPE_KEY: str(series.dtype).encode()}))
     table = pa.Table.from_arrays(arrays, schema=pa.schema(fields))
     sink = pa.BufferOutputStream()
-    options = pa.ipc.IpcWriteOptions(compression=_COMPRESSION)
+    options = pa.ipc.IpcWriteOptions(compression=compression)
     with pa.ipc.new_stream(sink, table.schema, options=options) as writer:
         writer.write_table(table)
     return sink.getvalue().to_pybytes()

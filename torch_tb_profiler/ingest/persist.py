@@ -66,6 +66,12 @@ class Lookup:
     problem: str | None = None  # why an existing index was not used (a warning), None when absent or current
 
 
+@dataclass
+class SummaryLookup:
+    summary: Any  # index_format.IndexedSummary, when the index is current
+    problem: str | None = None  # as in Lookup
+
+
 class IndexStore:
     """Index files under one location."""
 
@@ -105,6 +111,29 @@ class IndexStore:
             return self._unusable(ident, path, str(e))
         return Lookup(profile)
 
+    def load_summary(self, loc: Location, info: FileInfo) -> SummaryLookup:
+        """The summary of a trace file's current index (index_format.loads_summary): reads the header and
+        the summary only, not the event tables, which ``load`` reads (and checks) when a view needs them."""
+        from torch_tb_profiler.ingest import index_format as fmt
+
+        ident = identity(loc, info)
+        path = self.path_for(ident)
+        try:
+            data = self._read_if_current(path, ident, fmt, summary_only=True)
+            return SummaryLookup(fmt.loads_summary(data))
+        except FileNotFoundError:
+            return SummaryLookup(None)
+        except _Stale as e:
+            log.info("index of %s is stale (%s): rebuilding", ident["url"], e)
+            return SummaryLookup(None)
+        except Exception as e:  # unreadable, or an object store's client error
+            why = (
+                str(e)
+                if isinstance(e, (fmt.IndexFormatError, OSError, StorageError))
+                else f"{type(e).__name__}: {e}"
+            )
+            return SummaryLookup(None, self._unusable(ident, path, why).problem)
+
     def is_current(self, loc: Location, info: FileInfo) -> bool:
         """Whether a current index exists (reads only the header)."""
         from torch_tb_profiler.ingest import index_format as fmt
@@ -117,7 +146,12 @@ class IndexStore:
         return True
 
     def _read_if_current(
-        self, path: str, ident: dict[str, Any], fmt: Any, header_only: bool = False
+        self,
+        path: str,
+        ident: dict[str, Any],
+        fmt: Any,
+        header_only: bool = False,
+        summary_only: bool = False,
     ) -> bytes:
         fs = self.loc.fs
         if self.loc.is_local:
@@ -125,10 +159,14 @@ class IndexStore:
                 prefix = f.read(16)
                 need = fmt.header_size(prefix)
                 head = prefix + f.read(need - len(prefix))
-                self._check(fmt.read_header(head)[0], ident, fmt)
+                header, body_start = fmt.read_header(head)
+                self._check(header, ident, fmt)
                 if header_only:
                     return head
-                data = head + f.read()
+                if summary_only:
+                    data = head + f.read(fmt.summary_size(header, body_start) - len(head))
+                else:
+                    data = head + f.read()
             with contextlib.suppress(OSError):
                 st = os.stat(path)
                 os.utime(path, ns=(time.time_ns(), st.st_mtime_ns))  # recency for the LRU
@@ -143,8 +181,13 @@ class IndexStore:
             raise
         need = fmt.header_size(prefix)
         head = fs.cat_file(path, start=0, end=need)
-        self._check(fmt.read_header(head)[0], ident, fmt)
-        return head if header_only else fs.cat_file(path)
+        header, body_start = fmt.read_header(head)
+        self._check(header, ident, fmt)
+        if header_only:
+            return head
+        if summary_only:
+            return head + fs.cat_file(path, start=need, end=fmt.summary_size(header, body_start))
+        return fs.cat_file(path)
 
     @staticmethod
     def _check(header: dict[str, Any], ident: dict[str, Any], fmt: Any) -> None:
