@@ -182,7 +182,7 @@ def loads_summary(data: bytes | memoryview) -> IndexedSummary:
         calls = _read_table(memoryview(data), start, header, _SUMMARY_CALLS)
         info = header["profile"]
         summary = header["summary"]
-        return IndexedSummary(
+        out = IndexedSummary(
             run=info["run"],
             worker=info["worker"],
             span=info["span"],
@@ -195,6 +195,11 @@ def loads_summary(data: bytes | memoryview) -> IndexedSummary:
         raise
     except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
         raise IndexFormatError(f"unreadable index summary: {type(e).__name__}: {e}") from None
+    if out.part is not None:  # analysis.distributed.summarize_worker finds it as on a Profile
+        from torch_tb_profiler.analysis.distributed import RANK_PART_KEY
+
+        out.cache[RANK_PART_KEY] = out.part
+    return out
 
 
 def _read_table(view: memoryview, start: int, header: dict[str, Any], name: str) -> pd.DataFrame:

@@ -164,6 +164,9 @@ class IndexStore:
                 if header_only:
                     return head
                 if summary_only:
+                    size = os.fstat(f.fileno()).st_size  # a short file is found without reading it
+                    if size != body_start + int(header.get("body_bytes", -1)):
+                        raise fmt.IndexFormatError(f"index is {size} bytes, its header says otherwise")
                     data = head + f.read(fmt.summary_size(header, body_start) - len(head))
                 else:
                     data = head + f.read()
