@@ -1,4 +1,4 @@
-import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
+import { type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { type Api, pageApi } from "./api/client";
 import { type RunsAnswer, defaultWorker, normalizeNames, normalizeRuns, workerFailed, workerLoaded } from "./api/runs";
 import { Empty, ErrorBox, Loading, Select } from "./components/common";
@@ -6,7 +6,7 @@ import { RunStatus } from "./components/RunStatus";
 import { copyText } from "./lib/source";
 import { useTheme } from "./lib/theme";
 import { tensorBoardPage, useUrlState } from "./lib/urlState";
-import { VIEWS, viewLabel, viewKey } from "./views/registry";
+import { VIEWS, preloadView, viewLabel, viewKey } from "./views/registry";
 
 const POLL_LOADING_MS = 3000;
 const POLL_IDLE_MS = 15000;
@@ -65,6 +65,7 @@ export function App(): ReactNode {
   const api = useMemo(() => pageApi(), []);
   const theme = useTheme();
   const [state, setState] = useUrlState();
+  preloadView(state.view ?? "overview"); // fetch the view's code while the run list is on its way
   const { answer, error: runsError } = useRuns(api);
   const [copied, setCopied] = useState("");
 
@@ -162,15 +163,17 @@ export function App(): ReactNode {
     body = <Empty title={`The ${view ?? ""} view is not supported by this version of the frontend`} />;
   else
     body = (
-      <ViewComponent
-        key={`${run.name}|${view}|${worker}|${span ?? ""}|${runVersion}`}
-        api={api}
-        run={run.name}
-        worker={worker}
-        span={spanNames.length ? span : null}
-        state={state}
-        setState={setState}
-      />
+      <Suspense fallback={<Loading what={`the ${viewLabel(view)} view`} />}>
+        <ViewComponent
+          key={`${run.name}|${view}|${worker}|${span ?? ""}|${runVersion}`}
+          api={api}
+          run={run.name}
+          worker={worker}
+          span={spanNames.length ? span : null}
+          state={state}
+          setState={setState}
+        />
+      </Suspense>
     );
 
   const copyLink = () => {
@@ -241,6 +244,19 @@ export function App(): ReactNode {
         <div className="warn" role="alert" data-testid="scan-error">
           Could not list the log directory: {answer.scanError}
         </div>
+      )}
+      {answer && answer.scanWarnings.length > 0 && (
+        <details className="warn" data-testid="scan-warnings">
+          <summary>
+            The log directory scan skipped {answer.scanWarnings.length === 1 ? "1 path" : `${answer.scanWarnings.length} paths`} (symlink loops, unreadable or too deep
+            directories): traces under them are not shown.
+          </summary>
+          <ul>
+            {answer.scanWarnings.map((w) => (
+              <li key={w}>{w}</li>
+            ))}
+          </ul>
+        </details>
       )}
       {notice && (
         <div className="warn" role="status" data-testid="link-notice">

@@ -1,4 +1,5 @@
 // Call-stack frames and jump to source (VS Code's TensorBoard webview, see docs/user_guide.md).
+import { arr, num, str } from "./pick";
 
 export interface Frame {
   text: string;
@@ -24,6 +25,19 @@ export function parseStack(stack: string): Frame[] {
     .map((s) => s.trim())
     .filter((s) => s !== "")
     .map(parseFrame);
+}
+
+/** Call-stack frames as the routes send them: a list of {file, line, function} or of strings, or one
+ * string of lines. */
+export function readFrames(v: unknown): Frame[] {
+  if (typeof v === "string") return parseStack(v);
+  return arr(v).map((f) => {
+    if (typeof f === "string") return parseFrame(f);
+    const file = str(f, "file") || null;
+    const line = num(f, "line");
+    const func = str(f, "function");
+    return { text: file ? `${file}(${line ?? "?"}): ${func}` : func, file, line, func };
+  });
 }
 
 /**

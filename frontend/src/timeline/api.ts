@@ -3,7 +3,7 @@
 
 import { arr, get, isObj, num, str } from "../lib/pick";
 import type { Frame } from "../lib/source";
-import { readFrames } from "../views/Operator";
+import { readFrames } from "../lib/source";
 
 export interface TlGroup {
   id: string;

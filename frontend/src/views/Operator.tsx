@@ -6,7 +6,7 @@ import { PathRules, StackFrames } from "../components/StackFrames";
 import { fileSlug } from "../lib/csv";
 import { formatCount, formatDuration } from "../lib/format";
 import { arr, bool, get, isObj, num, str } from "../lib/pick";
-import { type Frame, parseFrame, parseStack } from "../lib/source";
+import { type Frame, readFrames } from "../lib/source";
 import { useApi } from "../lib/useApi";
 import type { Slice } from "./shape";
 import { type ViewProps, profileParams } from "./types";
@@ -80,17 +80,6 @@ export interface StackGroup {
   calls: number | null;
   hostTotal: number | null;
   deviceTotal: number | null;
-}
-
-export function readFrames(v: unknown): Frame[] {
-  if (typeof v === "string") return parseStack(v);
-  return arr(v).map((f) => {
-    if (typeof f === "string") return parseFrame(f);
-    const file = str(f, "file") || null;
-    const line = num(f, "line");
-    const func = str(f, "function");
-    return { text: file ? `${file}(${line ?? "?"}): ${func}` : func, file, line, func };
-  });
 }
 
 /** The `operators/stack` answer: one group per distinct call stack. */

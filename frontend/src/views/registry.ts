@@ -1,25 +1,39 @@
-import type { ComponentType } from "react";
-import { DiffView } from "./Diff";
-import { DistributedView } from "./Distributed";
-import { KernelView } from "./Kernel";
-import { MemoryView } from "./Memory";
-import { ModuleView } from "./Module";
-import { OperatorView } from "./Operator";
-import { OverviewView } from "./Overview";
-import { TraceView } from "./Trace";
+import { lazy, type ComponentType } from "react";
 import type { ViewProps } from "./types";
 
-/** Views by normalised name (the `views` route spells them "Overview", "Kernel", …). */
-export const VIEWS: Record<string, ComponentType<ViewProps>> = {
-  overview: OverviewView,
-  operator: OperatorView,
-  kernel: KernelView,
-  trace: TraceView,
-  memory: MemoryView,
-  distributed: DistributedView,
-  diff: DiffView,
-  module: ModuleView,
+type View = ComponentType<ViewProps>;
+
+/** Each view is its own chunk, fetched when first shown: the Trace view never loads the chart library
+ * (echarts, 60% of the bundle), so a deep link to the timeline starts drawing sooner. */
+const LOADERS: Record<string, () => Promise<View>> = {
+  overview: () => import("./Overview").then((m) => m.OverviewView),
+  operator: () => import("./Operator").then((m) => m.OperatorView),
+  kernel: () => import("./Kernel").then((m) => m.KernelView),
+  trace: () => import("./Trace").then((m) => m.TraceView),
+  memory: () => import("./Memory").then((m) => m.MemoryView),
+  distributed: () => import("./Distributed").then((m) => m.DistributedView),
+  diff: () => import("./Diff").then((m) => m.DiffView),
+  module: () => import("./Module").then((m) => m.ModuleView),
 };
+
+const started = new Map<string, Promise<View>>();
+
+/** Start fetching a view's chunk (e.g. the one named in the address, before the run list arrives). */
+export function preloadView(name: string | null | undefined): void {
+  const key = name ? viewKey(name) : "";
+  const load = LOADERS[key];
+  if (load && !started.has(key)) started.set(key, load());
+}
+
+function loadView(key: string): Promise<{ default: View }> {
+  preloadView(key);
+  return started.get(key)!.then((view) => ({ default: view }));
+}
+
+/** Views by normalised name (the `views` route spells them "Overview", "Kernel", …). */
+export const VIEWS: Record<string, View> = Object.fromEntries(
+  Object.keys(LOADERS).map((key) => [key, lazy(() => loadView(key))]),
+);
 
 const ALIASES: Record<string, string> = {
   operators: "operator",
