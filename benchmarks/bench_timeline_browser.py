@@ -8,8 +8,9 @@ For one logdir (its first run, first worker, first span), ``--repeats`` times:
 3. open the Trace view of the profile in headless Debian chromium (Playwright, the launch options of
    tests/e2e/conftest.py, a 1280×900 viewport) and wait for ``[data-testid="timeline"]`` with
    ``data-state="ready"`` (the window is drawn at the requested resolution). ``first_draw_s`` is
-   from ``ready`` to then: page load, the track list (which builds the timeline index: nothing asked
-   for the overview, so the warm-up has not built it), the first window and its drawing.
+   from ``ready`` to then: page load, the track list (the plugin starts building the timeline index
+   of a run's first profile in the background once that profile is ready; the track list waits for
+   what is left of that build), the first window and its drawing.
    ``warm_draw_s``: the same in a second page of the same TensorBoard (index built);
 4. pan/zoom from cached data, at two views (the whole profile; 1/50 of it around its middle): after a
    1 s warm-up pass has fetched what the drive shows, for ``--drive`` seconds every animation frame
