@@ -42,6 +42,8 @@ EXTRA_PARAMS = [
     "max_points",
     "max_rounds",
     "offset",
+    "order",
+    "q",
     "top",
     "input_shape",
     "name",

@@ -13,10 +13,10 @@ describe("waterfallBars", () => {
       other_us: 20,
     });
     expect(bars).toEqual([
-      { name: "DataLoader", start: 0, end: -200 },
-      { name: "aten::mm", start: -200, end: -170 },
-      { name: "Rest (unlisted)", start: -170, end: -150 },
-      { name: "Step time change", start: 0, end: -150, total: true },
+      { name: "DataLoader", start: 0, end: -200, focus: "cat:DataLoader" },
+      { name: "aten::mm", start: -200, end: -170, focus: "op:aten::mm" },
+      { name: "Rest (unlisted)", start: -170, end: -150, focus: "rest" },
+      { name: "Step time change", start: 0, end: -150, total: true, focus: "total" },
     ]);
   });
   it("is empty when the step time cannot be compared", () => {

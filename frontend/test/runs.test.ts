@@ -4,6 +4,7 @@ import { defaultWorker, normalizeNames, normalizeRuns, workerFailed } from "../s
 const answer = {
   logdir: "samples",
   scan_error: null,
+  scan_warnings: ["skipped ddp/loop: the same directory as ddp, already scanned"],
   loading: true,
   runs: [
     {
@@ -26,6 +27,7 @@ describe("normalizeRuns", () => {
     expect(a.scanning).toBe(true);
     expect(a.logdir).toBe("samples");
     expect(a.scanError).toBe("");
+    expect(a.scanWarnings).toEqual(["skipped ddp/loop: the same directory as ddp, already scanned"]);
     expect(a.runs[0]).toMatchObject({
       name: "ddp",
       state: "loading",
@@ -41,6 +43,7 @@ describe("normalizeRuns", () => {
   });
   it("ignores what is not the documented shape", () => {
     expect(normalizeRuns(["a", "b"]).runs).toEqual([]);
+    expect(normalizeRuns({ scan_warnings: "x" }).scanWarnings).toEqual([]);
     expect(normalizeRuns({ runs: [{ name: "x", files_done: 1 }] }).runs[0]?.filesDone).toBeNull();
   });
 });

@@ -105,3 +105,64 @@ def test_switching_the_baseline(tb_diff, page, rec):
         "() => document.querySelector('[data-testid=diff-baseline]')?.textContent.startsWith('base')"
     )
     assert rec.errors == []
+
+
+def _click_bar(page, index: int, bars: int) -> None:
+    """Click the middle of waterfall bar ``index`` of ``bars`` (the chart's grid: 70 px left, 20 px
+    right, 20 px top, 110 px bottom; both bars of this pair span 0 → −200 µs, the whole value axis
+    below 0, so the grid's upper third is inside each)."""
+    chart = page.locator('[data-testid="diff-waterfall-chart"]')
+    box = chart.bounding_box()
+    width = box["width"] - 90
+    chart.click(position={"x": 70 + (index + 0.5) * width / bars, "y": 20 + (box["height"] - 130) / 3})
+
+
+def test_waterfall_bars_drill_down(tb_diff, page, rec):
+    page.goto(app_url(tb_diff, run="exp", worker="w0", view="Diff", base_run="base", base_worker="w0"))
+    page.wait_for_selector('[data-testid="diff-waterfall-chart"] canvas')
+    page.wait_for_load_state("networkidle")
+    # bars: aten::mm (device self −200 µs per step) and the step-time change (−200 µs); no rest
+    _click_bar(page, 0, 2)
+    drill = page.locator('[data-testid="diff-drill"]')
+    drill.wait_for()
+    assert drill.get_attribute("data-focus") == "op:aten::mm" and "dfocus=op%3Aaten%3A%3Amm" in page.url
+    # the operator's row, per step: device self 400 → 200 µs, no spread over the two equal steps
+    row = drill.locator('tr[data-figure="device_self_us"]').inner_text().split("\t")
+    assert row[0] == "Device self" and row[5] == "yes"
+    assert [c.replace("\u2009", " ") for c in row[1:5]] == ["400 µs", "200 µs", "-200 µs", "0 µs"]
+    for side in ("baseline", "experiment"):
+        page.wait_for_selector(
+            f'[data-testid="diff-drill"] [data-testid="diff-stack-{side}"] >> text=model.py'
+        )
+    shot(page, "diff_drill.png")
+    # the deep link keeps the drill-down open
+    page.reload()
+    page.wait_for_selector('[data-testid="diff-drill"][data-focus="op:aten::mm"]')
+    # the experiment's ▸ timeline: the Trace view on aten::mm's longest call in the experiment
+    page.locator('[data-testid="diff-drill"] [data-testid="diff-stack-experiment"] button').click()
+    page.wait_for_selector('[data-testid="view"][data-view="trace"]')
+    assert "run=exp" in page.url and "find=op%3Aaten%3A%3Amm" in page.url
+    page.go_back()
+    # the total bar: the step-time figures; a second click on it closes the details
+    page.wait_for_selector('[data-testid="diff-waterfall-chart"] canvas')
+    page.wait_for_load_state("networkidle")
+    _click_bar(page, 1, 2)
+    page.wait_for_selector('[data-testid="diff-drill"][data-focus="total"]')
+    assert "change -200" in drill.inner_text().replace("\u2009", " ")
+    _click_bar(page, 1, 2)
+    page.wait_for_selector('[data-testid="diff-drill"]', state="detached")
+    assert rec.errors == []
+
+
+def test_dark_screenshot(tb_diff, browser, rec):
+    ctx = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.goto(app_url(tb_diff, run="exp", worker="w0", view="Diff", base_run="base", base_worker="w0"))
+        pg.wait_for_selector('[data-testid="diff-steps-table"] [role="cell"][data-col="delta"]')
+        pg.wait_for_selector('[data-testid="diff-waterfall-chart"] canvas')
+        assert pg.evaluate("document.documentElement.dataset.theme") == "dark"
+        pg.wait_for_load_state("networkidle")
+        shot(pg, "diff_dark.png")
+    finally:
+        ctx.close()

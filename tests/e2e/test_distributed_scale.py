@@ -86,3 +86,19 @@ def test_heatmap_and_slowest_ranks_at_256_ranks(tb_ranks, page, rec):
     coll = page.locator('[data-testid="collectives-job-table"]').inner_text()
     assert "all_reduce" in coll and "rank200" in coll
     assert rec.errors == []
+
+
+def test_heatmap_dark_screenshot(tb_ranks, browser):
+    ctx = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.goto(app_url(tb_ranks, run="job", view="Distributed"))
+        pg.locator('[data-testid="rank-heatmap"]').wait_for(timeout=120_000)
+        pg.wait_for_function("() => document.querySelector('[data-testid=rank-heatmap] canvas').width > 0")
+        assert pg.evaluate("document.documentElement.dataset.theme") == "dark"
+        # the straggler's cell keeps the scale's darkest colour on the dark page
+        assert pixel(pg, 200, 0) == DARK
+        pg.evaluate("window.scrollTo(0, 0)")
+        shot(pg, "distributed_ranks_dark.png", max_height=1400)
+    finally:
+        ctx.close()

@@ -48,6 +48,10 @@ export interface JoinedRow<F> {
   experiment: F | null;
   delta: { [K in keyof F]: number | null };
   rel: { [K in keyof F]: number | null };
+  /** per per-step figure: the larger half-range of its per-step values on either side */
+  noise: Partial<Record<keyof F, number>>;
+  /** per per-step figure: |delta| > noise */
+  significant: Partial<Record<keyof F, boolean>>;
 }
 
 export interface OperatorDiff extends JoinedRow<OpFields> {
@@ -116,6 +120,8 @@ export interface WaterfallBar {
   start: number;
   end: number;
   total?: boolean;
+  /** what a click on the bar drills down to: "op:NAME", "cat:LABEL", "rest" or "total" */
+  focus: string;
 }
 
 export function waterfallBars(w: DiffAnswer["waterfall"]): WaterfallBar[] {
@@ -123,10 +129,10 @@ export function waterfallBars(w: DiffAnswer["waterfall"]): WaterfallBar[] {
   const bars: WaterfallBar[] = [];
   let at = 0;
   for (const item of w.items) {
-    bars.push({ name: item.name, start: at, end: at + item.delta_us });
+    bars.push({ name: item.name, start: at, end: at + item.delta_us, focus: `${item.kind === "operator" ? "op" : "cat"}:${item.name}` });
     at += item.delta_us;
   }
-  if (w.other_us) bars.push({ name: "Rest (unlisted)", start: at, end: at + w.other_us });
-  bars.push({ name: "Step time change", start: 0, end: w.total_delta_us, total: true });
+  if (w.other_us) bars.push({ name: "Rest (unlisted)", start: at, end: at + w.other_us, focus: "rest" });
+  bars.push({ name: "Step time change", start: 0, end: w.total_delta_us, total: true, focus: "total" });
   return bars;
 }

@@ -69,6 +69,8 @@ export interface RunsAnswer {
   logdir: string;
   /** The logdir itself could not be listed (credentials, network, missing bucket). */
   scanError: string;
+  /** What the last listing skipped and why (a symlink loop, an unreadable directory, too deep). */
+  scanWarnings: string[];
 }
 
 export function normalizeRuns(raw: unknown): RunsAnswer {
@@ -78,6 +80,7 @@ export function normalizeRuns(raw: unknown): RunsAnswer {
     scanning: o.loading === true,
     logdir: str(o.logdir),
     scanError: str(o.scan_error),
+    scanWarnings: (Array.isArray(o.scan_warnings) ? o.scan_warnings : []).map(str).filter((w) => w !== ""),
   };
 }
 

@@ -2,7 +2,7 @@
 // in the address (run/worker/span and base_run/base_worker/base_span), so a comparison can be linked.
 import { type ReactNode, useEffect, useMemo } from "react";
 import type { Api } from "../api/client";
-import { type Change, type DiffAnswer, type KernelDiff, type NoisyChange, type OperatorDiff, type Spread, waterfallBars } from "../api/diff";
+import { type Change, type DiffAnswer, type KernelDiff, type NoisyChange, type OpFields, type OperatorDiff, type Spread, waterfallBars } from "../api/diff";
 import { normalizeNames, normalizeRuns } from "../api/runs";
 import { Chart, type ChartOption, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
@@ -83,6 +83,8 @@ export function DiffView(p: ViewProps): ReactNode {
         byShape={byShape}
         setGroup={(g) => p.setState({ dgroup: g === "name" ? null : g }, true)}
         drill={{ base: baseRef, exp, show: showInTimeline }}
+        focus={p.state.dfocus ?? null}
+        setFocus={(f) => p.setState({ dfocus: f }, true)}
       />
     );
   }
@@ -161,7 +163,137 @@ function SideStacks({ api, side, row, byShape, label, show }: { api: Api; side: 
   );
 }
 
-function DiffBody({ api, d, byShape, setGroup, drill }: { api: Api; d: DiffAnswer; byShape: boolean; setGroup: (g: string) => void; drill: Drill }): ReactNode {
+const significance = (significant: boolean | undefined, delta: number | null | undefined): string =>
+  delta === null || delta === undefined ? "–" : significant ? "yes" : "within noise";
+
+const OP_FIGURES: [keyof OpFields, string][] = [
+  ["calls", "Calls"],
+  ["host_self_us", "Host self"],
+  ["host_total_us", "Host total"],
+  ["device_self_us", "Device self"],
+  ["device_total_us", "Device total"],
+];
+
+/** What a clicked waterfall bar stands for: an operator (its figures, call stacks on both sides and
+ * links to its longest call in each timeline), a breakdown category (its step-level row), the rest
+ * or the whole step-time change. `focus` is the bar's WaterfallBar.focus. */
+function WaterfallDrill({ api, d, focus, drill, close }: { api: Api; d: DiffAnswer; focus: string; drill: Drill; close: () => void }): ReactNode {
+  const gpu = d.sort_metric === "device_self_us";
+  let title: string;
+  let body: ReactNode;
+  if (focus.startsWith("op:")) {
+    const name = focus.slice(3);
+    const rows = d.operators.filter((r) => r.name === name);
+    // by name + input shape, the stacks are still those of every call of the name
+    const first = rows[0];
+    const row: OperatorDiff | undefined = first && {
+      ...first,
+      baseline: rows.find((r) => r.baseline)?.baseline ?? null,
+      experiment: rows.find((r) => r.experiment)?.experiment ?? null,
+    };
+    title = `Operator ${name}`;
+    body = !row ? (
+      <div className="muted">This operator is not in the table.</div>
+    ) : (
+      <>
+        {d.group_by === "name" && (
+          <table className="diff-drill-figures" data-testid="diff-drill-figures">
+            <thead>
+              <tr>
+                <th>Per step</th>
+                <th>Baseline</th>
+                <th>Experiment</th>
+                <th>Change</th>
+                <th>Noise ±</th>
+                <th>Significant</th>
+              </tr>
+            </thead>
+            <tbody>
+              {OP_FIGURES.filter(([f]) => gpu || !f.startsWith("device")).map(([f, label]) => {
+                const fmt = (v: number | null | undefined) => (v === null || v === undefined ? "–" : f === "calls" ? formatCount(v) : formatDuration(v));
+                return (
+                  <tr key={f} data-figure={f}>
+                    <td>{label}</td>
+                    <td>{fmt(row.baseline?.[f])}</td>
+                    <td>{fmt(row.experiment?.[f])}</td>
+                    <td>{fmt(row.delta[f])}</td>
+                    <td>{fmt(row.noise?.[f])}</td>
+                    <td>{significance(row.significant?.[f], row.delta[f])}</td>
+                  </tr>
+                );
+              })}
+            </tbody>
+          </table>
+        )}
+        <div className="grid2">
+          <SideStacks api={api} side={drill.base} row={row} byShape={false} label="Baseline" show={() => drill.show(drill.base, name)} />
+          <SideStacks api={api} side={drill.exp} row={row} byShape={false} label="Experiment" show={() => drill.show(drill.exp, name)} />
+        </div>
+      </>
+    );
+  } else if (focus.startsWith("cat:")) {
+    const label = focus.slice(4);
+    const key = Object.keys(d.breakdown_us).find((k) => (d.labels[k] ?? k) === label);
+    const c = key === undefined ? undefined : d.breakdown_us[key];
+    title = `${label} (breakdown category)`;
+    body = c ? (
+      <div>
+        {formatDuration(c.baseline)} → {formatDuration(c.experiment)} per step: change {formatDuration(c.delta)}, noise ±{formatDuration(c.noise)} ({significance(c.significant, c.delta)}).{" "}
+        <span className="muted">
+          {c.note ??
+            `${label} time is not made of operators' ${gpu ? "device" : "host"} self time; each side's min / median / max over steps is in the table above.`}
+        </span>
+      </div>
+    ) : (
+      <div className="muted">This category is not compared.</div>
+    );
+  } else if (focus === "rest") {
+    title = "Rest (unlisted)";
+    body = (
+      <div>
+        {formatDuration(d.waterfall.other_us)} per step: the parts not listed (smaller operator and category changes) and what operators do not explain (device time outside any
+        operator, overlap between operators). Every operator's change is in the Operators table below.
+      </div>
+    );
+  } else {
+    title = "Step time change";
+    body = (
+      <div>
+        {formatDuration(d.steps.baseline)} → {formatDuration(d.steps.experiment)} per step: change {formatDuration(d.steps.delta)}, noise ±{formatDuration(d.steps.noise)} (
+        {significance(d.steps.significant, d.steps.delta)}).
+      </div>
+    );
+  }
+  return (
+    <div className="diff-drill" data-testid="diff-drill" data-focus={focus}>
+      <div className="stack-group-head">
+        <strong>{title}</strong>{" "}
+        <button type="button" className="btn" onClick={close} aria-label="Close the details">
+          ✕
+        </button>
+      </div>
+      {body}
+    </div>
+  );
+}
+
+function DiffBody({
+  api,
+  d,
+  byShape,
+  setGroup,
+  drill,
+  focus,
+  setFocus,
+}: {
+  api: Api;
+  d: DiffAnswer;
+  byShape: boolean;
+  setGroup: (g: string) => void;
+  drill: Drill;
+  focus: string | null;
+  setFocus: (f: string | null) => void;
+}): ReactNode {
   const stepRows: StepRow[] = useMemo(
     () => [{ figure: "Step time", c: d.steps }, ...Object.entries(d.breakdown_us).map(([k, c]) => ({ figure: d.labels[k] ?? k, c }))],
     [d],
@@ -243,6 +375,15 @@ function DiffBody({ api, d, byShape, setGroup, drill }: { api: Api; d: DiffAnswe
     }),
     { id: "rel", header: `Δ % ${metric.replace("_us", "").replace("_", " ")}`, kind: "percent", value: (r) => pct(r.rel[metric]) },
     { id: "abs", header: "|Δ|", kind: "duration", value: (r) => Math.abs(r.delta[metric] ?? 0), tooltip: `the sort key: |Δ ${metric}|` },
+    { id: "noise", header: "Noise ±", kind: "duration", value: (r) => r.noise?.[metric] ?? null, tooltip: `the larger half-range over steps of ${metric.replace("_us", "").replace("_", " ")} on either side` },
+    {
+      id: "significant",
+      header: "Significant",
+      kind: "text",
+      value: (r) => significance(r.significant?.[metric], r.delta[metric]),
+      width: "minmax(100px, 1fr)",
+      searchable: false,
+    },
   ];
   const kernelColumns: Column<KernelDiff>[] = [
     {
@@ -259,6 +400,8 @@ function DiffBody({ api, d, byShape, setGroup, drill }: { api: Api; d: DiffAnswe
     { id: "total_e", header: "Total E", kind: "duration", value: (r) => r.experiment?.total_us ?? null },
     { id: "total_d", header: "Δ total", kind: "duration", value: (r) => r.delta.total_us },
     { id: "rel", header: "Δ % total", kind: "percent", value: (r) => pct(r.rel.total_us) },
+    { id: "noise", header: "Noise ± total", kind: "duration", value: (r) => r.noise?.total_us ?? null, tooltip: "the larger half-range over steps of the total on either side" },
+    { id: "significant", header: "Significant", kind: "text", value: (r) => significance(r.significant?.total_us, r.delta.total_us), width: "minmax(100px, 1fr)", searchable: false },
     { id: "mean_b", header: "Mean B", kind: "duration", value: (r) => r.baseline?.mean_us ?? null },
     { id: "mean_e", header: "Mean E", kind: "duration", value: (r) => r.experiment?.mean_us ?? null },
     { id: "occ_b", header: "Occupancy B", kind: "percent", value: (r) => r.baseline?.mean_achieved_occupancy_pct ?? null },
@@ -310,10 +453,18 @@ function DiffBody({ api, d, byShape, setGroup, drill }: { api: Api; d: DiffAnswe
       <Section title="Where did the step time change" id="diff-waterfall">
         {bars.length ? (
           <>
-            <Chart option={waterfallChart} height={340} testId="diff-waterfall-chart" ariaLabel="Step time change by part" />
+            <Chart
+              option={waterfallChart}
+              height={340}
+              testId="diff-waterfall-chart"
+              ariaLabel="Step time change by part"
+              onClick={(i) => bars[i] && setFocus(bars[i].focus === focus ? null : bars[i].focus)}
+            />
             <div className="muted">
               Breakdown categories, and operators by {gpu ? "device" : "host"} self time per step in place of the {gpu ? "kernel, memcpy and memset" : "CPU Exec"} time they make up; red: slower, green: faster. The rest is what the listed parts do not explain.
+              Click a bar for what it stands for (an operator's figures, call stacks and timeline links).
             </div>
+            {focus && <WaterfallDrill api={api} d={d} focus={focus} drill={drill} close={() => setFocus(null)} />}
           </>
         ) : (
           <Empty title="The step time cannot be compared">See the notes above.</Empty>

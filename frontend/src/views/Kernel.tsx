@@ -1,11 +1,12 @@
-import { type ReactNode, useMemo } from "react";
+import { type ReactNode, useEffect, useMemo, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
-import { type Column, DataTable } from "../components/DataTable";
+import { type Column, DataTable, rowCount } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { fileSlug } from "../lib/csv";
 import { arr, get, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
-import { tensorCoreSlices, topSlices } from "./shape";
+import { PAGE, readPage, useLast } from "./Operator";
+import { type Slice, tensorCoreSlices } from "./shape";
 import { type ViewProps, profileParams } from "./types";
 
 export interface KernelRow {
@@ -62,6 +63,37 @@ export function readKernelRows(data: unknown): KernelRow[] {
   return arr(data, "rows").map(readKernelRow);
 }
 
+/** What the pies need from a `kernels` answer, whatever page it holds: the top kernels by total
+ * time, the number of kernel names, every kernel's time and that on matrix units (null: unknown). */
+export interface KernelTotals {
+  top: { name: string; total: number }[];
+  count: number;
+  total: number;
+  tc: number | null;
+}
+
+export function readKernelTotals(data: unknown): KernelTotals {
+  const totals = get(data, "totals");
+  return {
+    top: arr(data, "top").map((r) => ({ name: str(r, "name"), total: num(r, "total_us") ?? 0 })),
+    count: num(data, "kernel_count") ?? 0,
+    total: num(totals, "total_us") ?? 0,
+    tc: num(totals, "tc_us"),
+  };
+}
+
+/** The top kernels as pie slices, the rest of the kernels' time as one "Other (k)" slice. */
+export function kernelTopSlices(t: KernelTotals): Slice[] {
+  const head = t.top.filter((r) => r.total > 0).map((r) => ({ name: r.name, value: r.total }));
+  const rest = t.total - head.reduce((s, x) => s + x.value, 0);
+  const others = t.count - t.top.length;
+  if (others > 0 && rest > 0) head.push({ name: `Other (${others})`, value: rest });
+  return head;
+}
+
+/** Table column → the route's sort key. */
+const SORT_KEYS: Record<string, string> = { calls: "calls", total: "total_us", mean: "mean_us", max: "max_us", min: "min_us" };
+
 /** The kernels answer's matrix units: "Tensor Cores" (CUDA), "Matrix Cores" (ROCm) or "" (unknown). */
 export function readMatrixUnits(data: unknown): string {
   return str(data, "matrix_units");
@@ -114,25 +146,84 @@ const GROUPS = [
 
 export function KernelView(p: ViewProps): ReactNode {
   const detailed = p.state.kgroup === "detailed";
+  const groupBy = detailed ? "name_op_launch" : "name";
   const topN = Math.max(1, Math.min(50, Number(p.state.top) || 10));
   const base = profileParams(p);
-  const byName = useApi<unknown>(p.api, "kernels", { ...base, group_by: "name" });
-  const grouped = useApi<unknown>(p.api, "kernels", { ...base, group_by: detailed ? "name_op_launch" : "name" });
-  const nameRows = useMemo(() => (byName.data === undefined ? null : readKernelRows(byName.data)), [byName.data]);
-  const rows = useMemo(() => (grouped.data === undefined ? null : readKernelRows(grouped.data)), [grouped.data]);
+  const [sort, setSort] = useState<{ id: string; desc: boolean }>({ id: "total", desc: true });
+  const [typed, setTyped] = useState("");
+  const [query, setQuery] = useState("");
+  const [offset, setOffset] = useState(0);
+  useEffect(() => {
+    const t = window.setTimeout(() => setQuery(typed), 300);
+    return () => window.clearTimeout(t);
+  }, [typed]);
+  useEffect(() => setOffset(0), [query, sort, groupBy]);
+
+  // the pies (every kernel, by name) and one bounded page of the table, searched and sorted by the route
+  const pies = useApi<unknown>(p.api, "kernels", { ...base, group_by: "name", limit: 1, top: topN });
+  const grouped = useApi<unknown>(p.api, "kernels", {
+    ...base,
+    group_by: groupBy,
+    sort: SORT_KEYS[sort.id] ?? "total_us",
+    order: sort.desc ? "desc" : "asc",
+    q: query,
+    offset,
+    limit: PAGE,
+  });
+  const data = useLast(grouped.data);
+  const rows = useMemo(() => (data === undefined ? null : readKernelRows(data)), [data]);
+  const page = readPage(data);
+  const paged = page.total > PAGE; // else the whole table is here: sorted and searched in the page
+  const totals = useMemo(() => (pies.data === undefined ? null : readKernelTotals(pies.data)), [pies.data]);
   const setState = p.setState;
-  const units = readMatrixUnits(byName.data);
+  const units = readMatrixUnits(pies.data);
   const columns = useMemo(
     () => columnsFor(rows ?? [], detailed, units, (name) => setState({ view: "Trace", find: `kernel:${name}`, sel: null, t0: null, t1: null }, true)),
     [rows, detailed, units, setState],
   );
-  const tcSlices = useMemo(() => (units ? tensorCoreSlices(nameRows ?? [], units) : []), [nameRows, units]);
+  const tcSlices = useMemo(
+    () =>
+      units && totals?.tc !== null && totals?.tc !== undefined
+        ? tensorCoreSlices(
+            [
+              { total: totals.tc, tcUsed: true },
+              { total: totals.total - totals.tc, tcUsed: false },
+            ],
+            units,
+          )
+        : [],
+    [totals, units],
+  );
 
-  const err = byName.error ?? grouped.error;
+  const err = pies.error ?? grouped.error;
   if (err) return <ErrorBox error={err} what="the kernels" />;
-  if (!nameRows || !rows) return <Loading what="kernels" />;
-  if (nameRows.length === 0)
+  if (!totals || !rows) return <Loading what="kernels" />;
+  if (totals.count === 0)
     return <Empty title="This trace has no kernels">Profile with ProfilerActivity.CUDA (or another accelerator) to see kernels.</Empty>;
+
+  const first = page.matched ? page.offset + 1 : 0;
+  const last = page.offset + rows.length;
+  const server = paged
+    ? {
+        query: typed,
+        onQuery: setTyped,
+        sort,
+        onSort: (s: { id: string; desc: boolean }) => (SORT_KEYS[s.id] ? setSort(s) : undefined),
+        count: `${first.toLocaleString("en-US")}–${last.toLocaleString("en-US")} of ${rowCount(page.matched)}${
+          page.matched < page.total ? ` (${page.total.toLocaleString("en-US")} in all)` : ""
+        }`,
+        pager: (
+          <span className="pager">
+            <button type="button" className="btn" disabled={page.offset === 0} onClick={() => setOffset(Math.max(0, page.offset - PAGE))}>
+              Previous
+            </button>
+            <button type="button" className="btn" disabled={last >= page.matched} onClick={() => setOffset(page.offset + PAGE)}>
+              Next
+            </button>
+          </span>
+        ),
+      }
+    : undefined;
 
   return (
     <div className="kernel">
@@ -144,7 +235,7 @@ export function KernelView(p: ViewProps): ReactNode {
         }
       >
         <div className="grid2">
-          <Pie title={`Top ${topN} kernels by total time`} slices={topSlices(nameRows, (r) => r.name, (r) => r.total, topN)} testId="pie-kernels" />
+          <Pie title={`Top ${topN} kernels by total time`} slices={kernelTopSlices(totals)} testId="pie-kernels" />
           {units ? (
             <Pie title={`Kernel time using ${units}`} slices={tcSlices} testId="pie-tc" />
           ) : (
@@ -169,6 +260,7 @@ export function KernelView(p: ViewProps): ReactNode {
           searchPlaceholder={detailed ? "Search kernel and operator names" : "Search kernel names"}
           height={520}
           testId="kernel-table"
+          server={server}
         />
       </Section>
     </div>

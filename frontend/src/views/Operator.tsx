@@ -165,7 +165,7 @@ const SORT_KEYS: Record<string, string> = {
 };
 
 /** The last answer while the next one loads, so that the table (and its search box) stays. */
-function useLast<T>(value: T | undefined): T | undefined {
+export function useLast<T>(value: T | undefined): T | undefined {
   const last = useRef<T | undefined>(undefined);
   if (value !== undefined) last.current = value;
   return value ?? last.current;

@@ -1,0 +1,37 @@
+import { describe, expect, it } from "vitest";
+import { kernelTopSlices, readKernelTotals } from "../src/views/Kernel";
+
+describe("kernel pies from one page of the kernels answer", () => {
+  const answer = {
+    rows: [],
+    top: [
+      { name: "gemm", total_us: 100 },
+      { name: "relu", total_us: 30 },
+    ],
+    kernel_count: 5,
+    totals: { total_us: 150, tc_us: 100 },
+  };
+  it("reads the top list, the kernel count and the totals", () => {
+    expect(readKernelTotals(answer)).toEqual({
+      top: [
+        { name: "gemm", total: 100 },
+        { name: "relu", total: 30 },
+      ],
+      count: 5,
+      total: 150,
+      tc: 100,
+    });
+    expect(readKernelTotals({ totals: { total_us: 1, tc_us: null } }).tc).toBeNull();
+  });
+  it("puts the kernels past the top into one Other slice: 150 − 130 = 20 µs of 3 kernels", () => {
+    expect(kernelTopSlices(readKernelTotals(answer))).toEqual([
+      { name: "gemm", value: 100 },
+      { name: "relu", value: 30 },
+      { name: "Other (3)", value: 20 },
+    ]);
+  });
+  it("has no Other slice when the top holds every kernel", () => {
+    const all = readKernelTotals({ ...answer, kernel_count: 2, totals: { total_us: 130, tc_us: 100 } });
+    expect(kernelTopSlices(all).map((s) => s.name)).toEqual(["gemm", "relu"]);
+  });
+});

@@ -1,0 +1,1 @@
+function e(e){let t={run:e.run,worker:e.worker};return e.span!==null&&(t.span=e.span),t}export{e as t};
