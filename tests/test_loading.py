@@ -162,3 +162,49 @@ def test_pool_processes_do_not_rerun_the_main_script(tmp_path: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ready"
     assert not marker.exists()
+
+
+def _children() -> set[int]:
+    """This process's live children (pool processes), from /proc."""
+    me, out = os.getpid(), set()
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        rest = stat[stat.rfind(b")") + 2 :].split()
+        if int(rest[1]) == me and rest[0] != b"Z":
+            out.add(int(name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
+def test_pool_processes_exit_after_a_big_file_and_new_files_still_load(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle pool process that parsed a big file keeps its heap: once nothing loads, the pool is
+    renewed, so those processes exit (the threshold is lowered so a small file counts as big)."""
+    from torch_tb_profiler.ingest import loading
+
+    monkeypatch.setattr(loading, "RECYCLE_AFTER_BYTES", 1)
+    before = _children()
+    _trace(tmp_path / "run" / "w0.pt.trace.json")
+    store = RunStore(str(tmp_path), processes=1, settle_seconds=0).start()
+    try:
+        store.scan_once()
+        assert store.wait_idle(120)
+        assert store.runs()[0]["state"] == "ready"
+        deadline = time.monotonic() + 30
+        while _children() - before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not _children() - before, "the pool's processes are still alive after the load"
+        _trace(tmp_path / "run" / "w1.pt.trace.json")  # a new file: a fresh pool process parses it
+        store.scan_once()
+        assert store.wait_idle(120)
+        assert [w for w in store.workers("run")] == ["w0", "w1"]
+        assert store.get_profile("run", "w1", None).worker == "w1"
+    finally:
+        store.close()

@@ -54,6 +54,9 @@ class FileState:
     from_index: bool = False  # the profile was read from the persisted index (persist.py), not parsed
 
 
+RECYCLE_AFTER_BYTES = 64 << 20  # JSON text of a file after which the pool's processes are renewed
+
+
 class RunStore:
     def __init__(
         self,
@@ -92,11 +95,9 @@ class RunStore:
         workers = cores if processes is None else max(0, min(processes, cores))
         self._workers = workers
         self._warm: cf.Future[None] | None = None
-        if workers == 0:
-            self._pool: cf.Executor = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="profiler-load")
-        else:
-            ctx = multiprocessing.get_context("spawn")  # TensorBoard is multi-threaded: never fork it
-            self._pool = cf.ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
+        self._pool_lock = threading.Lock()
+        self._pool = self._new_pool()
+        self._pool_dirty = False  # it parsed a big file since it started (see _recycle_pool)
         # fetching remote files and waiting on the pool happens on these threads
         self._dispatch = cf.ThreadPoolExecutor(
             max_workers=max(2, workers), thread_name_prefix="profiler-fetch"
@@ -104,6 +105,22 @@ class RunStore:
         self._thread: threading.Thread | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------------
+    def _new_pool(self) -> cf.Executor:
+        if self._workers == 0:
+            return cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="profiler-load")
+        ctx = multiprocessing.get_context("spawn")  # TensorBoard is multi-threaded: never fork it
+        return cf.ProcessPoolExecutor(max_workers=self._workers, mp_context=ctx)
+
+    def _recycle_pool(self) -> None:
+        """After a big file, once nothing loads, let the pool's processes exit: an idle process that
+        parsed 500 MB of JSON keeps ~250 MB resident (freed objects stay in its heap). The next parse
+        starts a fresh process (~1 s of imports), which only happens when new files arrive."""
+        with self._pool_lock:
+            if not self._pool_dirty or self._workers == 0:
+                return
+            old, self._pool, self._pool_dirty = self._pool, self._new_pool(), False
+        old.shutdown(wait=False)  # what was submitted still runs; the processes exit when done
+
     def start(self) -> RunStore:
         if self._workers:
             # one process imports while TensorBoard starts; loads wait for it, so a lone file does not
@@ -263,7 +280,10 @@ class RunStore:
         finally:
             with self._idle:
                 self._inflight -= 1
+                idle = self._inflight == 0
                 self._idle.notify_all()
+            if idle:
+                self._recycle_pool()
 
     def _from_index(self, f: TraceFile) -> tuple[Profile | None, str | None]:
         """The file's current index, if any, and a warning when an existing one was unusable."""
@@ -289,12 +309,14 @@ class RunStore:
 
     def _submit(self, fn: Any, *args: Any) -> cf.Future[Any]:
         """Submit to the pool; a process it starts meanwhile does not re-run TensorBoard's main script."""
-        with _main_script_hidden():
+        with _main_script_hidden(), self._pool_lock:
             return self._pool.submit(fn, *args)
 
     def _parse(self, local: str) -> Profile | str:
         """A big file is split between two pool processes (parse_split.py); others take one."""
         chunk = chunks.CHUNK_BYTES
+        if (chunks.text_size(local) or 0) >= RECYCLE_AFTER_BYTES:
+            self._pool_dirty = True
         first_tail = tail_start(local, chunk) if self._workers >= 2 else None
         if first_tail is None:
             if self._warm is not None:
