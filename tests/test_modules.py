@@ -93,7 +93,7 @@ def _by_path(fig) -> dict[str, dict]:
 
 def test_step_one_by_hand(profile: Profile) -> None:
     fig = _by_path(modules.figures(profile, "modules", 1))
-    assert set(fig) == set(PATHS)
+    assert set(fig) == set(PATHS) | {"Net_0.backward", "Net_0.backward/Linear_0.backward"}
     expect = {  # path: occurrences, host total, host self, device total, device self
         "Net_0": (1, 600, 600 - 100 - 90 - 250, 50 + 20 + 30 + 10 + 5, 5),
         "Net_0/Linear_0": (1, 100, 100, 50, 50),
@@ -138,7 +138,10 @@ def test_preorder_and_depth(profile: Profile) -> None:
         assert r["parent"] < 0 or r["parent"] in seen
         seen.add(r["id"])
     paths = _by_path(fig)
-    assert {p: r["depth"] for p, r in paths.items()} == {p: len(parts) - 1 for p, parts in PATHS.items()}
+    assert {p: r["depth"] for p, r in paths.items() if r["kind"] == "forward"} == {
+        p: len(parts) - 1 for p, parts in PATHS.items()
+    }
+    assert paths["Net_0.backward/Linear_0.backward"]["depth"] == 1
 
 
 def test_operators_inside_a_module(profile: Profile) -> None:
@@ -220,7 +223,11 @@ def test_lightning_modules_and_hooks(tmp_path: Path) -> None:
 
 def test_summary_depth(profile: Profile) -> None:
     top = modules.summary(profile, depth=1)
-    assert [(r["name"], r["host_total_us"]) for r in top] == [("Net_0", 800), ("Hook_0", 100)]
+    assert [(r["name"], r["host_total_us"]) for r in top] == [
+        ("Net_0", 800),
+        ("Hook_0", 100),
+        ("Net_0.backward", 40),
+    ]
     assert {r["depth"] for r in modules.summary(profile, depth=2)} == {0, 1}
 
 
@@ -250,18 +257,106 @@ def test_root_device_totals_match_the_launches_of_the_step(profile: Profile) -> 
     roots = modules.figures(profile, "modules", 1)
     roots = roots[roots["parent"] < 0]
     dev = profile.device
-    forward = (dev["ts"] - TraceBuilder().base_ts < 1000) & (dev["name"] != "k_linear_bwd")
+    in_step = dev["ts"] - TraceBuilder().base_ts < 1000
+    forward = in_step & (dev["name"] != "k_linear_bwd")
     step_launches = dev["dur"][forward].sum()  # every forward kernel of step 1 was launched inside a module
-    assert roots["device_total_us"].sum() == pytest.approx(step_launches) == pytest.approx(122)
+    fwd_roots = roots[roots["kind"] == "forward"]
+    assert fwd_roots["device_total_us"].sum() == pytest.approx(step_launches) == pytest.approx(122)
+    # with the backward roots, every kernel of step 1
+    assert (
+        roots["device_total_us"].sum() == pytest.approx(dev["dur"][in_step].sum()) == pytest.approx(122 + 25)
+    )
 
 
-def test_backward_time_follows_the_forward_module(profile: Profile) -> None:
+def test_backward_node_follows_the_forward_module(profile: Profile) -> None:
     fig = _by_path(modules.figures(profile, "modules", 1))
-    got = {
-        p: (r["backward_host_us"], r["backward_device_us"]) for p, r in fig.items() if r["backward_host_us"]
-    }
-    # LinearBackward0 (40 µs, its kernel 25 µs) belongs to Linear_0, whose aten::linear it differentiates;
-    # totals carry it up to Net_0; nothing else has a backward op
-    assert got == {"Net_0/Linear_0": (40, 25), "Net_0": (40, 25)}
+    # LinearBackward0 (40 µs on thread 200, its kernel 25 µs) differentiates Linear_0's aten::linear:
+    # Linear_0.backward under Net_0.backward; nothing else has a backward op
+    lin, net = fig["Net_0.backward/Linear_0.backward"], fig["Net_0.backward"]
+    assert (lin["kind"], lin["tid"], lin["occurrences"]) == ("backward", "200", 1)
+    assert (lin["host_total_us"], lin["host_self_us"], lin["device_total_us"], lin["device_self_us"]) == (
+        40,
+        40,
+        25,
+        25,
+    )
+    assert (net["host_total_us"], net["host_self_us"], net["device_total_us"], net["device_self_us"]) == (
+        40,
+        0,
+        25,
+        0,
+    )
+    assert net["forward"] == fig["Net_0"]["id"] and lin["forward"] == fig["Net_0/Linear_0"]["id"]
+    assert net["step_share_pct"] == pytest.approx(4.0)
+    assert fig["Net_0"]["kind"] == "forward" and fig["Net_0"]["forward"] == -1
     assert fig["Hook_0"]["device_total_us"] == 7  # the backward op ran on Hook_0's thread, outside it
+    # step 2 ran no backward
+    assert not any(p.endswith(".backward") for p in _by_path(modules.figures(profile, "modules", 2)))
     assert modules.figures(profile, "hooks", None).empty
+
+
+def _backward_trace() -> TraceBuilder:
+    """Net_0 [100, 700) holds Enc_0 [120, 400) (aten::linear at 130, Lin_0 [200, 300) with aten::addmm
+    at 210) and its own aten::relu at 500; ReLU_0 [600, 650) has no backward. The autograd thread
+    (tid 200) runs AddmmBackward0 [1000, 1100) (kernel 30), LinearBackward0 [1050, 1150) (kernel 20),
+    ReluBackward0 [1200, 1250) (kernel 10)."""
+    b = TraceBuilder()
+    ids = iter(range(1, 100))
+
+    def module(name: str, ts: float, dur: float) -> None:
+        b.python_function(f"nn.Module: {name}", ts, dur, py_id=next(ids), parent_id=1, module_id=0)
+
+    b.step(1, 0, 2000)
+    module("Net_0", 100, 600)
+    module("Enc_0", 120, 280)
+    b.op("aten::linear", 130, 60)
+    module("Lin_0", 200, 100)
+    b.op("aten::addmm", 210, 50)
+    b.op("aten::relu", 500, 20)
+    module("ReLU_0", 600, 50)
+    b.op("aten::relu", 610, 20)
+    for flow, fwd_ts, name, ts, dur, k_dur in (
+        (1, 210, "AddmmBackward0", 1000, 100, 30),
+        (2, 130, "LinearBackward0", 1050, 100, 20),
+        (3, 500, "ReluBackward0", 1200, 50, 10),
+    ):
+        b.op(name, ts, dur, tid=200)
+        b.launch(f"k_{name}", ts + 5, 5, ts + 300, k_dur, tid=200)
+        b.fwdbwd(flow, fwd_ts, ts, fwd_tid=100, bwd_tid=200)
+    b.launch("k_other", 1900, 5, 1950, 10)  # keeps the step from the tail trim
+    return b
+
+
+def test_backward_nodes_by_hand(tmp_path: Path) -> None:
+    profile = load(_backward_trace(), tmp_path)
+    fig = _by_path(modules.figures(profile, "modules", None))
+    expect = {  # path: host total, host self, device total, device self
+        "Net_0.backward/Enc_0.backward/Lin_0.backward": (100, 100, 30, 30),
+        # AddmmBackward0 ∪ LinearBackward0 = [1000, 1150)
+        "Net_0.backward/Enc_0.backward": (150, 150 - 100, 30 + 20, 20),
+        # ∪ ReluBackward0 = [1000, 1150) ∪ [1200, 1250)
+        "Net_0.backward": (200, 200 - 150, 60, 10),
+    }
+    got = {
+        p: (r["host_total_us"], r["host_self_us"], r["device_total_us"], r["device_self_us"])
+        for p, r in fig.items()
+        if r["kind"] == "backward"
+    }
+    assert got == expect  # ReLU_0 ran no op with a backward: no ReLU_0.backward
+    assert {fig[p]["tid"] for p in expect} == {"200"}
+    # backward roots come after the forward ones, children after their parents
+    order = list(fig)
+    assert order.index("Net_0.backward") > order.index("Net_0/ReLU_0")
+    # the operators of a backward node: its backward ops, descendants' included
+    node = int(fig["Net_0.backward/Enc_0.backward"]["id"])
+    inside = modules.operators_inside(profile, "modules", node, None)
+    assert sorted(inside["name"]) == ["AddmmBackward0", "LinearBackward0"]
+    assert inside.set_index("name")["device_total_us"].to_dict() == {
+        "AddmmBackward0": 30,
+        "LinearBackward0": 20,
+    }
+    summary = {r["name"]: r for r in modules.summary(profile, depth=1)}
+    assert set(summary) == {"Net_0", "Net_0.backward"}
+    assert (
+        summary["Net_0.backward"]["kind"] == "backward" and summary["Net_0.backward"]["host_total_us"] == 200
+    )

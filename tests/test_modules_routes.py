@@ -45,8 +45,8 @@ def test_resnet_tree(tb: TensorBoard) -> None:
     assert status == 200 and body["source"] == "nn.Module" and body["step"] == "all"
     nodes = body["nodes"]
     by_id = {n["id"]: n for n in nodes}
-    (root,) = [n for n in nodes if n["parent"] < 0]
-    assert root["name"] == "SmallResNet_0" and root["occurrences"] == 3
+    (root, back) = [n for n in nodes if n["parent"] < 0]
+    assert root["name"] == "SmallResNet_0" and root["occurrences"] == 3 and root["kind"] == "forward"
     assert body["threads"][root["thread"]] and body["main_thread"] == root["thread"]
     step_total = sum(s["duration_us"] for s in body["steps"])
     assert 0 < root["host_total_us"] <= step_total
@@ -57,15 +57,26 @@ def test_resnet_tree(tb: TensorBoard) -> None:
             assert n["host_total_us"] <= parent["host_total_us"] + 1e-6
             assert nodes.index(parent) < nodes.index(n)
     kids = [n for n in nodes if n["parent"] == root["id"]]
-    # backward (fwdbwd flows): a parent's total covers its children's
-    assert root["backward_host_us"] >= sum(k["backward_host_us"] for k in kids) > 0
     assert root["host_self_us"] == pytest.approx(
         root["host_total_us"] - sum(k["host_total_us"] for k in kids)
     )
+    # backward (fwdbwd flows): SmallResNet_0.backward mirrors the forward tree, on the thread it ran on
+    assert back["name"] == "SmallResNet_0.backward" and back["kind"] == "backward"
+    assert back["forward"] == root["id"] and back["occurrences"] == 3 and back["event"] == ""
+    assert back["thread"] in body["threads"]
+    back_kids = [n for n in nodes if n["parent"] == back["id"]]
+    assert back_kids and all(by_id[k["forward"]]["parent"] == root["id"] for k in back_kids)
+    assert all(k["name"].endswith(".backward") for k in back_kids)
+    assert back["host_self_us"] == pytest.approx(
+        back["host_total_us"] - sum(k["host_total_us"] for k in back_kids)
+    )
+    assert 0 < back["host_total_us"] <= step_total
     relu = [n for n in nodes if n["name"] == "ReLU_1"]
     assert len(relu) == 1 and relu[0]["occurrences"] == 6  # called twice per step
     one = tb.get("modules", **RESNET, step="3")[1]
-    assert one["step"] == 3 and {n["occurrences"] for n in one["nodes"] if n["name"] != "ReLU_1"} == {1}
+    assert one["step"] == 3 and {
+        n["occurrences"] for n in one["nodes"] if not n["name"].startswith("ReLU_1")
+    } == {1}
 
 
 def test_operators_inside_a_module(tb: TensorBoard) -> None:
@@ -77,6 +88,12 @@ def test_operators_inside_a_module(tb: TensorBoard) -> None:
     assert "aten::conv2d" in names and not any("batch_norm" in n for n in names)
     conv2d = next(r for r in body["rows"] if r["name"] == "aten::conv2d")
     assert conv2d["calls"] == 3 and conv2d["host_total_us"] <= conv["host_total_us"]
+    # Conv2d_0.backward: the backward functions of its convolutions, once per step
+    back = next(n for n in nodes if n["name"] == "Conv2d_0.backward")
+    status, body = tb.get("modules/operators", **RESNET, node=back["id"])
+    rows = {r["name"]: r for r in body["rows"]}
+    assert status == 200 and rows["ConvolutionBackward0"]["calls"] == 3 and "aten::conv2d" not in rows
+    assert rows["ConvolutionBackward0"]["host_total_us"] == pytest.approx(back["host_total_us"])
 
 
 def test_lightning_hooks(tb: TensorBoard) -> None:

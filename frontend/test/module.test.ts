@@ -20,6 +20,8 @@ function node(id: number, parent: number, name: string, host: number, device = 0
     depth: 0,
     name,
     cls,
+    kind: "forward",
+    forward: -1,
     event: `nn.Module: ${name}`,
     thread: "1/1",
     occurrences: 1,
@@ -29,8 +31,6 @@ function node(id: number, parent: number, name: string, host: number, device = 0
     device_self_us: 0,
     step_share_pct: 0,
     longest_us: host,
-    backward_host_us: 0,
-    backward_device_us: 0,
   };
 }
 
@@ -44,7 +44,10 @@ describe("modules answer", () => {
     expect(a.step).toBe("all");
     expect(a.has_device).toBe(true);
     expect(a.threads["100/100"]).toBe("thread 100 (python)");
-    expect(a.nodes[1]).toMatchObject({ id: 1, parent: 0, name: "Linear_0", cls: "Linear", host_total_us: 100, device_self_us: 50, longest_us: 100, backward_host_us: 40, backward_device_us: 25 });
+    expect(a.nodes[1]).toMatchObject({ id: 1, parent: 0, name: "Linear_0", cls: "Linear", kind: "forward", forward: -1, host_total_us: 100, device_self_us: 50, longest_us: 100 });
+    // Linear_0.backward under Net_0.backward, on the autograd thread, pointing at its forward node
+    expect(a.nodes[3]).toMatchObject({ parent: 2, name: "Linear_0.backward", kind: "backward", forward: 1, event: "", thread: "100/200", host_total_us: 40 });
+    expect(buildTree(a.nodes).map((r) => r.node.name)).toEqual(["Net_0", "Net_0.backward"]);
     expect(a.hook_steps).toEqual([]);
     const ops = readRows(example("modules/operators"));
     expect(ops[0]).toMatchObject({ name: "aten::linear", calls: 1, hostSelf: 75, hostTotal: 80, deviceSelf: 50 });

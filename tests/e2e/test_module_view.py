@@ -42,31 +42,45 @@ def test_tree_flame_and_operators(tb_samples, page, rec):
     # the roots and their children are open at first; collapse and expand the root
     assert _rows(page)[:2] == ["SmallResNet_0", "Sequential_0"]
     _row(page, "SmallResNet_0").locator('[data-testid="module-toggle"]').click()
-    assert _rows(page) == ["SmallResNet_0"]
+    assert _rows(page)[:2] == ["SmallResNet_0", "SmallResNet_0.backward"]
     page.click('[data-testid="expand-all"]')
     assert len(_rows(page)) == len(api["nodes"])
     # figures are the API's
-    root = next(n for n in api["nodes"] if n["parent"] < 0)
+    root, back = (n for n in api["nodes"] if n["parent"] < 0)
     cell = _row(page, "SmallResNet_0").locator("td[data-value]").nth(1)
     assert float(cell.get_attribute("data-value")) == pytest.approx(root["host_total_us"])
-    backward = _row(page, "SmallResNet_0").locator("td[data-value]").last  # the Backward host column
-    assert root["backward_host_us"] > 0
-    assert float(backward.get_attribute("data-value")) == pytest.approx(root["backward_host_us"])
-    # search by class keeps the matches and their ancestors
+    # the backward tree follows the forward one: SmallResNet_0.backward and its submodules' backward
+    assert back["name"] == "SmallResNet_0.backward" and back["host_total_us"] > 0
+    back_row = _row(page, "SmallResNet_0.backward")
+    assert back_row.get_attribute("data-kind") == "backward"
+    assert float(back_row.locator("td[data-value]").nth(1).get_attribute("data-value")) == pytest.approx(
+        back["host_total_us"]
+    )
+    assert _rows(page).index("SmallResNet_0.backward") > _rows(page).index("Linear_0")
+    # search by class keeps the matches and their ancestors (backward nodes keep their class)
     page.fill('[data-testid="module-search"]', "batchnorm")
-    _until(page, lambda: len(_rows(page)) == 6, "the search to filter the rows")
+    _until(page, lambda: len(_rows(page)) == 12, "the search to filter the rows")
     assert [n for n in _rows(page) if n.startswith("BatchNorm")] == [
         "BatchNorm2d_0",
         "BatchNorm2d_1",
         "BatchNorm2d_2",
+        "BatchNorm2d_0.backward",
+        "BatchNorm2d_1.backward",
+        "BatchNorm2d_2.backward",
     ]
     page.fill('[data-testid="module-search"]', "")
 
-    # the flame graph: one bar per module wide enough to draw, the root full width
+    # the flame graph: one bar per module wide enough to draw, the forward and backward roots side by
+    # side, each as wide as its share of their host totals
     flame = page.locator('[data-testid="flame-graph"]')
     flame.locator('[data-testid="flame-bar"]').first.wait_for()
+    width = flame.bounding_box()["width"]
     root_bar = flame.locator(f'[data-testid="flame-bar"][data-name="{root["name"]}"]')
-    assert root_bar.bounding_box()["width"] == pytest.approx(flame.bounding_box()["width"], abs=2)
+    back_bar = flame.locator(f'[data-testid="flame-bar"][data-name="{back["name"]}"]')
+    share = root["host_total_us"] / (root["host_total_us"] + back["host_total_us"])
+    assert root_bar.bounding_box()["width"] == pytest.approx(width * share, abs=2)
+    assert back_bar.get_attribute("data-kind") == "backward"
+    assert back_bar.bounding_box()["x"] == pytest.approx(root_bar.bounding_box()["x"] + width * share, abs=2)
     block = flame.locator('[data-testid="flame-bar"][data-name="ResidualBlock_0"]')
     before = block.bounding_box()["width"]
     block.hover()
@@ -79,6 +93,7 @@ def test_tree_flame_and_operators(tb_samples, page, rec):
     assert zoomed.bounding_box()["width"] > before * 1.5
     assert zoomed.bounding_box()["width"] == pytest.approx(flame.bounding_box()["width"], abs=2)
     assert flame.locator('[data-testid="flame-bar"][data-name="Sequential_0"]').count() == 0
+    assert flame.locator('[data-testid="flame-bar"][data-name="SmallResNet_0.backward"]').count() == 0
     assert "mzoom=" in page.url
     shot(page, "module.png")
 
@@ -88,6 +103,14 @@ def test_tree_flame_and_operators(tb_samples, page, rec):
     assert "aten::conv2d" in ops.inner_text()
     page.click('[data-testid="flame-reset"]')
     page.wait_for_selector('[data-testid="flame-graph"][data-zoom=""]')
+
+    # a backward node lists its backward functions, and has nothing to find in the timeline
+    _row(page, "Conv2d_0.backward").click()
+    _until(page, lambda: "ConvolutionBackward0" in ops.inner_text(), "the backward node's operators")
+    assert "aten::conv2d" not in ops.inner_text()
+    assert page.locator('[data-testid="module-timeline"]').count() == 0
+    _row(page, "ResidualBlock_0").click()
+    page.locator('[data-testid="module-timeline"]').wait_for()
 
     # step selection: one step, one occurrence of the root
     page.select_option('[data-testid="select-step"]', "3")

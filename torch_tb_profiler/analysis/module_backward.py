@@ -1,59 +1,142 @@
-"""Backward time per module: the backward functions of the ops a module ran in its forward.
+"""``<module>.backward`` nodes: the backward functions of the ops a module ran in its forward.
 
 PyTorch links each forward op to its autograd backward function by a ``fwdbwd`` flow (``profile.flows``:
-``fwd_op`` -> ``bwd_op``, rows of ``ops``). A flow's backward op is attributed to the innermost module
-instance (``modules`` tree) whose range holds the forward op's start on the forward op's thread; each
-backward op counts once (its first flow). Per instance, backward host = Σ duration of its backward ops,
-backward device = Σ device total of those ops (docs/metrics.md "Operators"); totals add the instance's
-descendants, as host and device totals do. The backward op may run on any thread (the autograd
-engine's); it counts in the step of the forward instance.
+``fwd_op`` -> ``bwd_op``, rows of ``ops``). A flow's backward op is attributed to the innermost forward
+module instance whose range holds the forward op's start on the forward op's thread; each backward op
+counts once (its first flow). Every forward node with backward ops in its subtree gets one backward
+node ``<name>.backward``, under the backward node of its forward parent (so the backward tree mirrors
+the forward one; a root module's backward node is a root). A forward instance with backward ops in its
+subtree gives one backward instance, in the forward instance's step:
+
+- host total = the union of the ranges of the backward ops of the instance and its descendants;
+  host self = host total − Σ host total of the direct child backward instances;
+- device total = Σ device total of those backward ops (docs/metrics.md "Operators"); device self
+  likewise;
+- thread = the thread of the backward instance's longest backward op (the autograd engine's).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.analysis import operators
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.modules import tree
+from torch_tb_profiler.model import intervals as iv
 
 
-def backward(profile) -> tuple[np.ndarray, np.ndarray]:
-    """(backward host µs, backward device µs) per instance of the modules tree, descendants included."""
-    return memoized(profile, "module_backward.backward", lambda: _backward(profile))
+@dataclass
+class BackwardPart:
+    """``nodes`` and ``instances`` in the columns of ``modules.ModuleTree`` (ids and rows counted from
+    0; the caller offsets them after the forward ones); ``ops``: backward op rows sorted by the forward
+    instance they belong to; ``lo``/``hi``: per backward instance, its slice of ``ops`` (its subtree's)."""
+
+    nodes: pd.DataFrame
+    instances: pd.DataFrame
+    ops: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
 
 
-def _backward(profile) -> tuple[np.ndarray, np.ndarray]:
-    t = tree(profile, "modules")
-    inst = t.instances
+def build(profile, nodes: pd.DataFrame, inst: pd.DataFrame) -> BackwardPart:
+    """The backward nodes and instances of a forward tree (``nodes``, ``instances`` of ModuleTree)."""
     n = len(inst)
-    host = np.zeros(n)
-    device = np.zeros(n)
+    owner, bwd = _attributed(profile, nodes, inst)
+    ops = profile.ops
+    order = np.lexsort((ops["ts"].to_numpy(dtype=np.float64)[bwd], owner))
+    owner, bwd = owner[order], bwd[order]
+    parent = inst["parent"].to_numpy(dtype=np.int64)
+    last = np.arange(1, n + 1, dtype=np.int64)  # one past each instance's subtree (rows are contiguous)
+    for i in range(n - 1, -1, -1):
+        if parent[i] >= 0:
+            last[parent[i]] = max(last[parent[i]], last[i])
+    lo = np.searchsorted(owner, np.arange(n), side="left")
+    hi = np.searchsorted(owner, last, side="left")
+    rows = np.flatnonzero(hi > lo)  # forward instances with backward ops in their subtree
+    starts = ops["ts"].to_numpy(dtype=np.float64)[bwd]
+    ends = ops["end"].to_numpy(dtype=np.float64)[bwd]
+    device_cum = np.concatenate(
+        [[0.0], np.cumsum(operators.op_stats(profile)["device_total"].to_numpy()[bwd])]
+    )
+    thread = (ops["pid"].astype(str) + "/" + ops["tid"].astype(str)).to_numpy(dtype=object)[bwd]
+    host = np.zeros(len(rows))
+    first = np.zeros(len(rows))
+    final = np.zeros(len(rows))
+    threads = np.empty(len(rows), dtype=object)
+    for k, i in enumerate(rows.tolist()):
+        a, b = lo[i], hi[i]
+        host[k] = iv.total(iv.union(starts[a:b], ends[a:b]))
+        first[k] = starts[a:b].min()
+        final[k] = ends[a:b].max()
+        threads[k] = thread[a + int(np.argmax(ends[a:b] - starts[a:b]))]
+    device = device_cum[hi[rows]] - device_cum[lo[rows]]
+    # backward instance rows follow the forward rows' order, so a parent still precedes its children
+    as_backward = np.full(n, -1, dtype=np.int64)
+    as_backward[rows] = np.arange(len(rows))
+    fwd_parent = parent[rows]
+    b_parent = np.where(fwd_parent >= 0, as_backward[np.maximum(fwd_parent, 0)], -1)
+    has_parent = b_parent >= 0
+    host_child = np.zeros(len(rows))
+    device_child = np.zeros(len(rows))
+    np.add.at(host_child, b_parent[has_parent], host[has_parent])
+    np.add.at(device_child, b_parent[has_parent], device[has_parent])
+    # one backward node per forward node, numbered in forward node order (parents first)
+    fwd_node = inst["node"].to_numpy(dtype=np.int64)[rows]
+    used = np.unique(fwd_node)
+    node_id = np.full(len(nodes), -1, dtype=np.int64)
+    node_id[used] = np.arange(len(used))
+    fwd_parent_node = nodes["parent"].to_numpy(dtype=np.int64)[used]
+    node_thread = pd.Series(threads).groupby(fwd_node, sort=True).first()  # each node's first instance's
+    pid_tid = [t.split("/", 1) for t in node_thread.loc[used].tolist()]
+    b_nodes = pd.DataFrame(
+        {
+            "parent": np.where(fwd_parent_node >= 0, node_id[np.maximum(fwd_parent_node, 0)], -1),
+            "name": (nodes["name"].iloc[used] + ".backward").to_numpy(dtype=object),
+            "cls": nodes["cls"].iloc[used].to_numpy(dtype=object),
+            "event": np.full(len(used), "", dtype=object),
+            "pid": np.asarray([p for p, _ in pid_tid], dtype=object),
+            "tid": np.asarray([t for _, t in pid_tid], dtype=object),
+            "kind": np.full(len(used), "backward", dtype=object),
+            "forward": used.astype(np.int64),
+        }
+    )
+    b_inst = pd.DataFrame(
+        {
+            "node": node_id[fwd_node],
+            "parent": b_parent,
+            "step": inst["step"].to_numpy(dtype=np.int64)[rows],
+            "ts": first,
+            "end": final,
+            "host": host,
+            "host_child": host_child,
+            "device": device,
+            "device_child": device_child,
+            "origin": rows.astype(np.int64),
+        }
+    )
+    return BackwardPart(nodes=b_nodes, instances=b_inst, ops=bwd, lo=lo[rows], hi=hi[rows])
+
+
+def _attributed(profile, nodes: pd.DataFrame, inst: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(forward instance row, backward op row) of every backward op with an owner."""
     flows = profile.flows
-    if not n or not len(flows):
-        return host, device
+    empty = np.zeros(0, dtype=np.int64)
+    if not len(inst) or not len(flows):
+        return empty, empty
     flows = flows[(flows["fwd_op"] >= 0) & (flows["bwd_op"] >= 0)].drop_duplicates("bwd_op")
     ops = profile.ops
     fwd = flows["fwd_op"].to_numpy(dtype=np.int64)
     bwd = flows["bwd_op"].to_numpy(dtype=np.int64)
     owner = _innermost(
         inst,
-        t.nodes,
+        nodes,
         ops["pid"].astype(str).to_numpy(dtype=object)[fwd],
         ops["tid"].astype(str).to_numpy(dtype=object)[fwd],
         ops["ts"].to_numpy(dtype=np.float64)[fwd],
     )
     ok = owner >= 0
-    np.add.at(host, owner[ok], ops["dur"].to_numpy(dtype=np.float64)[bwd[ok]])
-    np.add.at(device, owner[ok], operators.op_stats(profile)["device_total"].to_numpy()[bwd[ok]])
-    parent = inst["parent"].to_numpy(dtype=np.int64)
-    for i in range(n - 1, -1, -1):  # children come after their parent: add each subtree upwards
-        p = parent[i]
-        if p >= 0:
-            host[p] += host[i]
-            device[p] += device[i]
-    return host, device
+    return owner[ok], bwd[ok]
 
 
 def _innermost(

@@ -20,6 +20,9 @@ whose host range holds its start and is cut at that step's end. Per node and ste
 - device total = Σ durations of the device activities launched from inside the instances (the
   launching runtime call's start, else the linked op's start, lies in an instance's range on its
   thread); device self = device total − Σ device total of the direct child nodes.
+
+The modules tree also holds a ``<name>.backward`` node per module with backward functions
+(analysis/module_backward.py): nodes have a ``kind`` (``forward``/``backward``).
 """
 
 from __future__ import annotations
@@ -31,13 +34,24 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis import module_backward, operators
 from torch_tb_profiler.analysis import names as name_index
-from torch_tb_profiler.analysis import operators
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import steps as step_table
 
 TREES = ("modules", "hooks")
-INSTANCE_COLUMNS = ("node", "parent", "step", "ts", "end", "host", "host_child", "device", "device_child")
+INSTANCE_COLUMNS = (
+    "node",
+    "parent",
+    "step",
+    "ts",
+    "end",
+    "host",
+    "host_child",
+    "device",
+    "device_child",
+    "origin",
+)
 
 PY_INSTANCE = re.compile(r"^(?P<cls>.+?)_\d+$")
 PL_MODULE = re.compile(r"^\[pl\]\[module\](?P<type>[^:]*): (?P<name>.*)$")
@@ -47,15 +61,19 @@ PL_HOOK = re.compile(r"^\[(LightningModule|LightningDataModule|Strategy|Callback
 
 @dataclass
 class ModuleTree:
-    """``nodes``: id (= row), parent (-1 at roots), name, cls, event (the trace's own event name),
-    pid, tid, depth, order (pre-order position). ``instances`` (sorted by thread, start, longest
-    first: a parent's row precedes its children's): node, parent (instance row, -1 at roots), step
-    (row of the step table, -1 outside every step), ts, end (cut), host, host_child, device,
-    device_child."""
+    """``nodes``: id (= row), parent (-1 at roots), name, cls, event (the trace's own event name; ""
+    for backward nodes), pid, tid, kind (``forward``, or ``backward`` for ``<name>.backward`` nodes),
+    forward (a backward node's forward node, else -1), depth, order (pre-order position).
+    ``instances`` (forward ones sorted by thread, start, longest first, then the backward ones; a
+    parent's row precedes its children's): node, parent (instance row, -1 at roots), step (row of the
+    step table, -1 outside every step), ts, end (cut; a backward instance's first backward op start
+    and last end), host, host_child, device, device_child, origin (a backward instance's forward
+    instance, else the row itself). ``backward``: the backward ops behind the backward instances."""
 
     source: str  # "nn.Module", "lightning" or "" (none)
     nodes: pd.DataFrame
     instances: pd.DataFrame
+    backward: module_backward.BackwardPart | None = None
 
 
 def tree(profile, which: str = "modules") -> ModuleTree:
@@ -174,12 +192,16 @@ def _build(profile, which: str) -> ModuleTree:
                 "event": [],
                 "pid": [],
                 "tid": [],
+                "kind": [],
+                "forward": [],
                 "depth": [],
                 "order": [],
             }
-        ).astype({"id": np.int64, "parent": np.int64, "depth": np.int64, "order": np.int64})
+        ).astype(
+            {"id": np.int64, "parent": np.int64, "forward": np.int64, "depth": np.int64, "order": np.int64}
+        )
         inst = pd.DataFrame({c: np.zeros(0) for c in INSTANCE_COLUMNS}).astype(
-            {"node": np.int64, "step": np.int64}
+            {"node": np.int64, "parent": np.int64, "step": np.int64, "origin": np.int64}
         )
         return ModuleTree(source=source, nodes=nodes, instances=inst)
     ts = ev["ts"].to_numpy().copy()
@@ -206,9 +228,8 @@ def _build(profile, which: str) -> ModuleTree:
     np.add.at(device_child, parent_inst[has_parent], device[has_parent])
     nodes = ev.iloc[node_first][["name", "cls", "event", "pid", "tid"]].reset_index(drop=True)
     nodes.insert(0, "parent", node_parent)
-    nodes.insert(0, "id", np.arange(len(nodes), dtype=np.int64))
-    nodes["depth"] = _depths(node_parent)
-    nodes["order"] = _preorder(nodes["parent"].to_numpy(dtype=np.int64))
+    nodes["kind"] = "forward"
+    nodes["forward"] = np.int64(-1)
     instances = pd.DataFrame(
         {
             "node": node_of,
@@ -220,9 +241,34 @@ def _build(profile, which: str) -> ModuleTree:
             "host_child": host_child,
             "device": device,
             "device_child": device_child,
+            "origin": np.arange(n, dtype=np.int64),
         }
     )
-    return ModuleTree(source=source, nodes=nodes, instances=instances)
+    part = None
+    if which == "modules":
+        part = module_backward.build(profile, nodes, instances)
+        nodes, instances = _append_backward(nodes, instances, part)
+    nodes.insert(0, "id", np.arange(len(nodes), dtype=np.int64))
+    nodes["depth"] = _depths(nodes["parent"].to_numpy(dtype=np.int64))
+    nodes["order"] = _preorder(nodes["parent"].to_numpy(dtype=np.int64))
+    return ModuleTree(source=source, nodes=nodes, instances=instances, backward=part)
+
+
+def _append_backward(
+    nodes: pd.DataFrame, inst: pd.DataFrame, part: module_backward.BackwardPart
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The forward nodes and instances followed by the backward ones, ids and rows offset."""
+    if not len(part.nodes):
+        return nodes, inst
+    b_nodes = part.nodes.copy()
+    b_nodes["parent"] = np.where(b_nodes["parent"] >= 0, b_nodes["parent"] + len(nodes), -1)
+    b_inst = part.instances.copy()
+    b_inst["node"] += len(nodes)
+    b_inst["parent"] = np.where(b_inst["parent"] >= 0, b_inst["parent"] + len(inst), -1)
+    return (
+        pd.concat([nodes, b_nodes[nodes.columns]], ignore_index=True),
+        pd.concat([inst, b_inst[inst.columns]], ignore_index=True),
+    )
 
 
 def _nest(
@@ -379,11 +425,10 @@ def step_rows(profile, step: int | None) -> np.ndarray:
 def figures(profile, which: str, step: int | None) -> pd.DataFrame:
     """One row per node with an instance in the selected step(s), in pre-order: the node columns and
     occurrences, host_total_us, host_self_us, device_total_us, device_self_us, step_share_pct,
-    longest_us, backward_host_us, backward_device_us (analysis/module_backward.py; 0 for hooks)."""
+    longest_us."""
     t = tree(profile, which)
     rows = step_rows(profile, step)
-    inst = t.instances.assign(**_backward_columns(profile, which))
-    inst = inst[inst["step"].isin(rows)]
+    inst = t.instances[t.instances["step"].isin(rows)]
     st = step_table(profile)
     step_us = float((st["host_end"].to_numpy()[rows] - st["host_start"].to_numpy()[rows]).sum())
     grouped = inst.assign(
@@ -396,8 +441,6 @@ def figures(profile, which: str, step: int | None) -> pd.DataFrame:
         device_total_us=("device", "sum"),
         device_self_us=("device_self", "sum"),
         longest_us=("host", "max"),
-        backward_host_us=("backward_host", "sum"),
-        backward_device_us=("backward_device", "sum"),
     )
     out = t.nodes.merge(agg, left_on="id", right_index=True, how="inner")
     out["host_self_us"] = out["host_self_us"].clip(lower=0.0)
@@ -405,16 +448,6 @@ def figures(profile, which: str, step: int | None) -> pd.DataFrame:
     out["step_share_pct"] = out["host_total_us"] / step_us * 100 if step_us > 0 else 0.0
     out["occurrences"] = out["occurrences"].astype(np.int64)
     return out.sort_values("order", kind="stable").reset_index(drop=True)
-
-
-def _backward_columns(profile, which: str) -> dict[str, np.ndarray]:
-    from torch_tb_profiler.analysis.module_backward import backward  # it reads this module's tree
-
-    n = len(tree(profile, which).instances)
-    if which != "modules":
-        return {"backward_host": np.zeros(n), "backward_device": np.zeros(n)}
-    host, device = backward(profile)
-    return {"backward_host": host, "backward_device": device}
 
 
 def thread_labels(profile, nodes: pd.DataFrame) -> dict[str, str]:
@@ -438,7 +471,8 @@ def main_thread(profile, nodes: pd.DataFrame) -> str | None:
 
 def operators_inside(profile, which: str, node: int, step: int | None) -> pd.DataFrame:
     """Operator-table rows (operators.op_stats) that start inside the node's instances of the
-    selected step(s), grouped by name: calls, host/device self/total (µs), sorted by host total."""
+    selected step(s) (for a backward node: the rows within its backward ops' subtrees), grouped by
+    name: calls, host/device self/total (µs), sorted by host total."""
     t = tree(profile, which)
     inst = t.instances[(t.instances["node"] == node) & t.instances["step"].isin(step_rows(profile, step))]
     cols = ["name", "calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us"]
@@ -447,17 +481,11 @@ def operators_inside(profile, which: str, node: int, step: int | None) -> pd.Dat
         return pd.DataFrame({c: [] for c in cols})
     meta = t.nodes.iloc[node]
     stats = operators.op_stats(profile)
-    on_thread = (ops["pid"].astype(str).to_numpy() == meta["pid"]) & (
-        ops["tid"].astype(str).to_numpy() == meta["tid"]
-    )
-    sel = np.flatnonzero(on_thread & stats["row"].to_numpy())
-    op_ts = ops["ts"].to_numpy(dtype=np.float64)[sel]
-    starts = inst["ts"].to_numpy()
-    ends = inst["end"].to_numpy()
-    order = np.argsort(starts)
-    starts, ends = starts[order], ends[order]
-    k = np.searchsorted(starts, op_ts, side="right") - 1
-    keep = sel[(k >= 0) & (op_ts < ends[np.maximum(k, 0)])]
+    if meta["kind"] == "backward":
+        keep = _backward_rows(t, inst.index.to_numpy(), ops["last"].to_numpy(dtype=np.int64))
+        keep = keep[stats["row"].to_numpy()[keep]]
+    else:
+        keep = _rows_inside(ops, stats, meta, inst)
     frame = pd.DataFrame(
         {
             "name": name_index.values(profile, "ops")[keep],
@@ -478,6 +506,33 @@ def operators_inside(profile, which: str, node: int, step: int | None) -> pd.Dat
     return out[cols].reset_index(drop=True)
 
 
+def _rows_inside(ops: pd.DataFrame, stats: pd.DataFrame, meta: pd.Series, inst: pd.DataFrame) -> np.ndarray:
+    """Operator-table rows on the node's thread that start inside one of ``inst``."""
+    on_thread = (ops["pid"].astype(str).to_numpy() == meta["pid"]) & (
+        ops["tid"].astype(str).to_numpy() == meta["tid"]
+    )
+    sel = np.flatnonzero(on_thread & stats["row"].to_numpy())
+    op_ts = ops["ts"].to_numpy(dtype=np.float64)[sel]
+    starts = inst["ts"].to_numpy()
+    ends = inst["end"].to_numpy()
+    order = np.argsort(starts)
+    starts, ends = starts[order], ends[order]
+    k = np.searchsorted(starts, op_ts, side="right") - 1
+    return sel[(k >= 0) & (op_ts < ends[np.maximum(k, 0)])]
+
+
+def _backward_rows(t: ModuleTree, rows: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """Rows of ``ops`` in the subtrees of the backward ops behind backward instance rows ``rows``."""
+    part = t.backward
+    if part is None:
+        return np.zeros(0, dtype=np.int64)
+    k = rows - (len(t.instances) - len(part.instances))  # row within the backward part
+    heads = np.unique(np.concatenate([part.ops[a:b] for a, b in zip(part.lo[k], part.hi[k], strict=True)]))
+    if not len(heads):
+        return heads.astype(np.int64)
+    return np.unique(np.concatenate([np.arange(h, last[h]) for h in heads.tolist()]))
+
+
 def summary(profile, depth: int = 2) -> list[dict[str, Any]]:
     """The module tree over all steps down to ``depth`` levels (summary --json ``modules``)."""
     if not has_modules(profile):
@@ -490,6 +545,7 @@ def summary(profile, depth: int = 2) -> list[dict[str, Any]]:
         "depth",
         "name",
         "cls",
+        "kind",
         "occurrences",
         "host_total_us",
         "host_self_us",

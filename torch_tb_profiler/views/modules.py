@@ -20,6 +20,8 @@ NODE_KEYS = (
     "depth",
     "name",
     "cls",
+    "kind",
+    "forward",
     "event",
     "thread",
     "occurrences",
@@ -29,8 +31,6 @@ NODE_KEYS = (
     "device_self_us",
     "step_share_pct",
     "longest_us",
-    "backward_host_us",
-    "backward_device_us",
 )
 
 

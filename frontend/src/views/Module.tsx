@@ -37,6 +37,10 @@ export function classColor(cls: string): string {
   return `hsl(${Math.round((h % 97) * 137.508) % 360}, 55%, 68%)`;
 }
 
+/** Backward nodes: hatched bars and italic names (inline: the styles sheet is shared with other views). */
+const BACKWARD_HATCH = "repeating-linear-gradient(135deg, rgba(0, 0, 0, 0.14) 0 3px, transparent 3px 7px)";
+const BACKWARD_TITLE = "Backward functions of the ops this module ran forward (fwdbwd flows), its submodules' included";
+
 function threadLabel(a: ModulesAnswer, thread: string): string {
   const name = a.threads[thread] ?? thread;
   return thread === a.main_thread ? `${name} (main)` : name;
@@ -58,7 +62,6 @@ function ModuleTable({
   const rows = useMemo(() => visibleRows(roots, open, query), [roots, open, query]);
   const threads = new Set(a.nodes.map((n) => n.thread));
   const withDevice = a.has_device;
-  const withBackward = a.nodes.some((n) => n.backward_host_us > 0);
   const toggle = (id: number) =>
     setOpen((s) => {
       const next = new Set(s);
@@ -97,13 +100,11 @@ function ModuleTable({
               <th>{a.tree === "hooks" ? "Kind" : "Class"}</th>
               {threads.size > 1 && <th>Thread</th>}
               <th className="num" title="Instances in the selected step(s)">Occurrences</th>
-              <th className="num" title="Σ of the instances' durations (the union of their ranges)">Host total</th>
+              <th className="num" title="Σ of the instances' durations (the union of their ranges); backward nodes: the union of their backward functions' ranges">Host total</th>
               <th className="num" title="Host total minus the direct children's host totals">Host self</th>
-              {withDevice && <th className="num" title="Device activities launched from inside the instances">Device total</th>}
+              {withDevice && <th className="num" title="Device activities launched from inside the instances; backward nodes: the device time of their backward functions">Device total</th>}
               {withDevice && <th className="num" title="Device total minus the direct children's device totals">Device self</th>}
               <th className="num" title="Host total / the selected steps' duration">Share of step</th>
-              {withBackward && <th className="num" title="Backward functions of the ops this module ran forward (fwdbwd flows), children included">Backward host</th>}
-              {withBackward && withDevice && <th className="num" title="Device time of those backward functions">Backward device</th>}
             </tr>
           </thead>
           <tbody>
@@ -115,6 +116,8 @@ function ModuleTable({
                 data-testid="module-row"
                 data-name={r.node.name}
                 data-depth={r.depth}
+                data-kind={r.node.kind}
+                title={r.node.kind === "backward" ? BACKWARD_TITLE : undefined}
               >
                 <td className="mt-name" style={{ paddingLeft: 6 + r.depth * 16 }}>
                   {r.hasChildren ? (
@@ -134,7 +137,12 @@ function ModuleTable({
                   ) : (
                     <span className="mt-leaf" />
                   )}
-                  <span title={pathTo(a.nodes, r.node.id).map((n) => n.name).join(" › ")}>{r.node.name}</span>
+                  <span
+                    title={pathTo(a.nodes, r.node.id).map((n) => n.name).join(" › ")}
+                    style={r.node.kind === "backward" ? { fontStyle: "italic" } : undefined}
+                  >
+                    {r.node.name}
+                  </span>
                 </td>
                 <td>{r.node.cls}</td>
                 {threads.size > 1 && <td>{threadLabel(a, r.node.thread)}</td>}
@@ -144,10 +152,6 @@ function ModuleTable({
                 {withDevice && <td className="num" data-value={r.node.device_total_us}>{formatDuration(r.node.device_total_us)}</td>}
                 {withDevice && <td className="num" data-value={r.node.device_self_us}>{formatDuration(r.node.device_self_us)}</td>}
                 <td className="num" data-value={r.node.step_share_pct}>{formatPercent(r.node.step_share_pct)}</td>
-                {withBackward && <td className="num" data-value={r.node.backward_host_us}>{formatDuration(r.node.backward_host_us)}</td>}
-                {withBackward && withDevice && (
-                  <td className="num" data-value={r.node.backward_device_us}>{formatDuration(r.node.backward_device_us)}</td>
-                )}
               </tr>
             ))}
           </tbody>
@@ -163,8 +167,7 @@ function tooltipText(n: ModuleNode, withDevice: boolean): string[] {
   lines.push(`host total ${formatDuration(n.host_total_us)}, self ${formatDuration(n.host_self_us)}`);
   if (withDevice) lines.push(`device total ${formatDuration(n.device_total_us)}, self ${formatDuration(n.device_self_us)}`);
   lines.push(`${formatPercent(n.step_share_pct)} of the step`);
-  if (n.backward_host_us > 0)
-    lines.push(`backward host ${formatDuration(n.backward_host_us)}${withDevice ? `, device ${formatDuration(n.backward_device_us)}` : ""}`);
+  if (n.kind === "backward") lines.push(BACKWARD_TITLE);
   return lines;
 }
 
@@ -204,11 +207,13 @@ function FlameGraph({
             left: `${b.x * 100}%`,
             width: `${b.w * 100}%`,
             top: b.row * ROW_PX,
-            background: classColor(b.node.cls || b.node.name),
+            backgroundColor: classColor(b.node.cls || b.node.name),
+            backgroundImage: b.node.kind === "backward" ? BACKWARD_HATCH : undefined,
           }}
           data-testid="flame-bar"
           data-id={b.node.id}
           data-name={b.node.name}
+          data-kind={b.node.kind}
           data-value={metricValue(b.node, metric)}
           role="button"
           tabIndex={0}
@@ -370,12 +375,15 @@ export function ModuleView(p: ViewProps): ReactNode {
     ...(a.has_hooks ? [{ value: "hooks", label: "Lightning hooks" }] : []),
   ];
   const select = (id: number) => p.setState({ mnode: String(id) });
+  const backwardNote = a.nodes.some((n) => n.kind === "backward")
+    ? " <module>.backward (italic, hatched): the backward functions of the ops the module ran forward, its submodules' included."
+    : "";
   const sourceNote =
     a.source === "lightning"
       ? a.tree === "hooks"
         ? "Ranges of Lightning's PyTorchProfiler ([pl][profile] actions). Lightning ends a ProfilerStep when training_step returns, so a batch's backward and optimizer hooks fall into the next step."
-        : "Ranges of Lightning's record_module_names ([pl][module] events)."
-      : "Ranges of the trace's nn.Module events (with_modules / with_stack).";
+        : `Ranges of Lightning's record_module_names ([pl][module] events).${backwardNote}`
+      : `Ranges of the trace's nn.Module events (with_modules / with_stack).${backwardNote}`;
 
   return (
     <div className="module" data-testid="module-view">
@@ -442,15 +450,17 @@ export function ModuleView(p: ViewProps): ReactNode {
           title={`Operators inside ${node.name}`}
           id="module-inside"
           actions={
-            <button
-              type="button"
-              className="btn"
-              data-testid="module-timeline"
-              title="Open the Trace view on the longest event of this name"
-              onClick={() => p.setState({ view: "Trace", find: `any:${node.event}`, sel: null, t0: null, t1: null }, true)}
-            >
-              Show in timeline
-            </button>
+            node.event ? (
+              <button
+                type="button"
+                className="btn"
+                data-testid="module-timeline"
+                title="Open the Trace view on the longest event of this name"
+                onClick={() => p.setState({ view: "Trace", find: `any:${node.event}`, sel: null, t0: null, t1: null }, true)}
+              >
+                Show in timeline
+              </button>
+            ) : undefined
           }
         >
           <div className="muted mt-note">

@@ -9,7 +9,11 @@ export interface ModuleNode {
   depth: number;
   name: string;
   cls: string;
-  /** the trace's own event name (what the Trace view searches) */
+  /** "forward" (a module range) or "backward" (`<name>.backward`: the backward functions of its forward ops) */
+  kind: "forward" | "backward";
+  /** a backward node's forward node, else -1 */
+  forward: number;
+  /** the trace's own event name (what the Trace view searches); "" for backward nodes */
   event: string;
   /** "pid/tid" */
   thread: string;
@@ -20,9 +24,6 @@ export interface ModuleNode {
   device_self_us: number;
   step_share_pct: number;
   longest_us: number;
-  /** backward functions of the ops it ran forward (fwdbwd flows), descendants included */
-  backward_host_us: number;
-  backward_device_us: number;
 }
 
 export interface ModuleStep {
@@ -70,6 +71,8 @@ export function readNode(r: unknown): ModuleNode {
     depth: num(r, "depth") ?? 0,
     name: str(r, "name"),
     cls: str(r, "cls"),
+    kind: str(r, "kind") === "backward" ? "backward" : "forward",
+    forward: num(r, "forward") ?? -1,
     event: str(r, "event"),
     thread: str(r, "thread"),
     occurrences: num(r, "occurrences") ?? 0,
@@ -79,8 +82,6 @@ export function readNode(r: unknown): ModuleNode {
     device_self_us: num(r, "device_self_us") ?? 0,
     step_share_pct: num(r, "step_share_pct") ?? 0,
     longest_us: num(r, "longest_us") ?? 0,
-    backward_host_us: num(r, "backward_host_us") ?? 0,
-    backward_device_us: num(r, "backward_device_us") ?? 0,
   };
 }
 
