@@ -221,7 +221,7 @@ export function readEvent(d: unknown): TlEvent {
   return {
     ...readPlace(d),
     kind: str(d, "kind"),
-    category: str(d, "category", "cat"),
+    category: str(d, "category"),
     self: num(d, "self_us"),
     args: isObj(args)
       ? Object.entries(args).map(([k, v]) => [k, typeof v === "string" ? v : JSON.stringify(v)] as [string, string])
