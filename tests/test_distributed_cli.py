@@ -28,6 +28,7 @@ def test_synthetic_two_rank_job(tmp_path, capsys):
         {
             "run": "job",
             "span": "1",
+            "job": "",
             "worker": "rank0",
             "rank": 0,
             "computation_us": 225,

@@ -31,6 +31,7 @@ def test_job(store):
     status, job = get(store, run="ddp_gloo_2ranks")
     assert status == 200
     assert [w["worker"] for w in job["workers"]] == ["rank0", "rank1"]
+    assert job["job"] == "" and job["jobs"] == [{"name": "", "workers": 2}]  # one job: distinct ranks
     assert set(job["overlap"]) == {"rank0", "rank1"} and set(job["wait"]) == {"rank0", "rank1"}
     assert {r["collective"] for r in job["comm_ops"]["rank0"]} == {"all_reduce", "broadcast"}
     assert job["process_groups"][0]["backend"] == "cpu:gloo,cuda:gloo"

@@ -76,6 +76,8 @@ describe("docs/api.md examples through the readers", () => {
   it("distributed", () => {
     const d = readDistributed(example("distributed"));
     expect(d.names).toEqual(["rank0"]);
+    expect(d.job).toBe("");
+    expect(d.jobs).toEqual([{ name: "", workers: 2 }]);
     expect(d.steps).toEqual(["2", "3", "4"]);
     expect(d.comm.rank0?.[0]).toMatchObject({ collective: "all_reduce", calls: 2, totalBytes: 8000000, totalLatency: 750, algbw: 10.67 });
     expect(d.stragglers[0]).toMatchObject({ worker: "rank1", timesLast: 1, totalWait: 100 });

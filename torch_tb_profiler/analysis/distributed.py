@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.analysis import comm_bytes as cb
+from torch_tb_profiler.analysis import distributed_jobs as jobs
 from torch_tb_profiler.analysis import steps as steps_mod
 from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.cache import memoized
@@ -49,13 +50,14 @@ class WorkerComm:
 
 
 def worker_rank(worker: str, distributed_info: dict | None) -> tuple[int | None, int | None]:
-    """(rank, world size) from distributedInfo, else rank from the worker name ('rank-3', 'worker3')."""
+    """(rank, world size) from distributedInfo, else rank from the worker name ('rank-3', 'worker3'),
+    never from a Lightning worker's name (its rank there is the local rank: distributed_jobs.py)."""
     info = distributed_info or {}
     rank = info.get("rank")
     world = info.get("world_size")
     if not isinstance(rank, int):
         rank = None
-        for pattern in _RANK_IN_NAME:
+        for pattern in _RANK_IN_NAME if jobs.name_rank_allowed(worker) else ():
             m = pattern.search(worker)
             if m:
                 rank = int(m.group(1))
@@ -550,22 +552,30 @@ def summary(workers: list[WorkerComm]) -> dict:
     return {"workers": rows, "warnings": job["warnings"]}
 
 
+def split_jobs(workers: list[WorkerComm]) -> list[tuple[str, list[WorkerComm]]]:
+    """The jobs among one span's workers (distributed_jobs.split): (job name, its workers)."""
+    return jobs.split([(w.worker, w.rank, w) for w in workers])
+
+
 def cli_section(entries: list[tuple[str, str, WorkerComm]]) -> dict | None:
-    """The ``distributed`` key of ``summary --json``: for every (run, span) with two or more workers,
-    one row per worker (means per step) tagged with run and span; None when there is none."""
+    """The ``distributed`` key of ``summary --json``: for every job (distributed_jobs.py) of two or
+    more workers in a (run, span), one row per worker (means per step) tagged with run, span and job;
+    None when there is none."""
     groups: dict[tuple[str, str], list[WorkerComm]] = {}
     for run, span, w in entries:
         groups.setdefault((run, span), []).append(w)
     rows: list[dict] = []
     warnings: list[str] = []
-    for (run, span), workers in sorted(groups.items()):
-        if len(workers) < 2:
-            continue
-        try:
-            part = summary(workers)
-        except Exception as exc:  # one broken job must not lose the others
-            warnings.append(f"{run} span {span}: distributed analysis failed: {type(exc).__name__}: {exc}")
-            continue
-        rows.extend({"run": run, "span": span, **r} for r in part["workers"])
-        warnings.extend(f"{run} span {span}: {m}" for m in part["warnings"])
+    for (run, span), members in sorted(groups.items()):
+        for job, workers in split_jobs(members):
+            if len(workers) < 2:
+                continue
+            where = f"{run} span {span}" + (f" job {job}" if job else "")
+            try:
+                part = summary(workers)
+            except Exception as exc:  # one broken job must not lose the others
+                warnings.append(f"{where}: distributed analysis failed: {type(exc).__name__}: {exc}")
+                continue
+            rows.extend({"run": run, "span": span, "job": job, **r} for r in part["workers"])
+            warnings.extend(f"{where}: {m}" for m in part["warnings"])
     return {"workers": rows, "warnings": warnings} if rows or warnings else None

@@ -34,3 +34,13 @@ def lightning_worker(worker: str) -> str:
     if m.group("filename"):
         name = f"{m.group('filename')}.{name}"
     return f"{name}.rank{m.group('rank')}" if m.group("rank") else name
+
+
+SHOWN_WORKER = re.compile(
+    r"^(?:.+\.)?(?:fit|validate|test|predict|sanity_check)\.\w+_step(?:\.rank\d+)?$", re.DOTALL
+)
+
+
+def is_lightning_worker(name: str) -> bool:
+    """Whether a worker name is one ``lightning_worker`` gave (``perf.fit.training_step.rank1``)."""
+    return bool(SHOWN_WORKER.match(name))

@@ -1,7 +1,8 @@
-"""Distributed view route: every worker of a run for one span, analysed as one job.
+"""Distributed view route: the workers of a run for one span, analysed as one job.
 
-``/distributed?run=&span=&max_rounds=&top=`` (span optional: each worker's only or first span). See
-docs/api.md, "Distributed".
+``/distributed?run=&span=&job=&max_rounds=&top=`` (span optional: each worker's only or first span;
+job: one of the span's jobs, analysis/distributed_jobs.py, by default the largest). See docs/api.md,
+"Distributed".
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import distributed as D
+from torch_tb_profiler.analysis.distributed_jobs import default_job
 from torch_tb_profiler.analysis.distributed_matrix import scale_sections
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.model import Profile
@@ -39,14 +41,27 @@ def job(request: Request, store: RunStore) -> dict:
     workers = [D.summarize_worker(p.worker, p) for p in profiles]
     # worker summaries are memoized on their profiles, so identical objects mean an identical job;
     # one job at a time: the background warm-up (warmup.py) and a request may ask for the same one
-    key = (tuple(id(w) for w in workers), max_rounds, top)
+    # the span's workers may be several jobs (Lightning's stages): one is analysed, ``job`` picks it
+    found = D.split_jobs(workers)
+    name = request.args.get("job")
+    if name is None:
+        name = default_job(found)
+    if name not in dict(found):
+        known = ", ".join(repr(n) for n, _ in found)
+        raise not_found(
+            f"no job '{name}' in run '{run}'" + (f" span '{span}'" if span else "") + f"; jobs: {known}"
+        )
+    everyone, workers = workers, dict(found)[name]
+    key = (tuple(id(w) for w in everyone), name, max_rounds, top)
     with _recent_lock:
         hit = _recent.get(key)
-        if hit is not None and all(a is b for a, b in zip(hit[0], workers, strict=True)):
+        if hit is not None and all(a is b for a, b in zip(hit[0], everyone, strict=True)):
             return hit[1]
         result = D.analyze_job(workers, max_rounds)
         result.update(scale_sections(result, top))
-        _recent[key] = (workers, result)
+        result["job"] = name
+        result["jobs"] = [{"name": n, "workers": len(ws)} for n, ws in found]
+        _recent[key] = (everyone, result)
         while len(_recent) > _RECENT_JOBS:
             _recent.pop(next(iter(_recent)))
     return result

@@ -1,4 +1,4 @@
-import { type ReactNode, useMemo, useState } from "react";
+import { type ReactNode, useEffect, useMemo, useState } from "react";
 import { Chart, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
@@ -357,13 +357,22 @@ export function readDistributed(data: unknown) {
     ),
     gpus: readGpuInfo(get(data, "gpu_info")),
     warnings: arr(data, "warnings").map(String),
+    /** the analysed job and the span's jobs (Lightning writes one per stage; "" = the only one) */
+    job: str(data, "job"),
+    jobs: arr(data, "jobs").map((j) => ({ name: str(j, "name"), workers: num(j, "workers") ?? 0 })),
   };
 }
 
 export function DistributedView(p: ViewProps): ReactNode {
   const params: Record<string, string> = { run: p.run };
   if (p.span !== null) params.span = p.span;
+  if (p.state.djob != null) params.job = p.state.djob;
   const { data, error } = useApi<unknown>(p.api, "distributed", params);
+  // a job picked in another run or span (kept in the address) is not here: back to the default job
+  const staleJob = error !== undefined && error !== null && p.state.djob != null;
+  useEffect(() => {
+    if (staleJob) p.setState({ djob: null });
+  }, [staleJob, p]);
   const step = p.state.step ?? "all";
   const [metric, setMetric] = useState("computation");
 
@@ -382,6 +391,18 @@ export function DistributedView(p: ViewProps): ReactNode {
 
   return (
     <div className="distributed">
+      {shaped.jobs.length > 1 && (
+        <div className="dt-toolbar" data-testid="dist-jobs">
+          <Select
+            label="Job"
+            value={shaped.job}
+            options={shaped.jobs.map((j) => ({ value: j.name, label: `${j.name} (${j.workers.toLocaleString("en-US")} worker${j.workers === 1 ? "" : "s"})` }))}
+            onChange={(v) => p.setState({ djob: v, cworker: null })}
+            testId="select-job"
+          />
+          <span className="muted">This span holds several jobs (workers of one rank, such as Lightning&apos;s stages, are not separate ranks); one is shown.</span>
+        </div>
+      )}
       {shaped.warnings.length > 0 && (
         <div className="warn" role="status">
           {shaped.warnings.map((w, i) => (
