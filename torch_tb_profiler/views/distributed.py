@@ -39,8 +39,6 @@ def job(request: Request, store: RunStore) -> dict:
     max_rounds = int_param(request, "max_rounds", 200, lo=0, hi=100_000)
     top = int_param(request, "top", 5, lo=1, hi=1000)  # named ranks per list of the scale sections
     workers = [D.summarize_worker(p.worker, p) for p in profiles]
-    # worker summaries are memoized on their profiles, so identical objects mean an identical job;
-    # one job at a time: the background warm-up (warmup.py) and a request may ask for the same one
     # the span's workers may be several jobs (Lightning's stages): one is analysed, ``job`` picks it
     found = D.split_jobs(workers)
     name = request.args.get("job")
@@ -52,6 +50,8 @@ def job(request: Request, store: RunStore) -> dict:
             f"no job '{name}' in run '{run}'" + (f" span '{span}'" if span else "") + f"; jobs: {known}"
         )
     everyone, workers = workers, dict(found)[name]
+    # worker summaries are memoized on their profiles, so identical objects mean an identical job;
+    # one job at a time: the background warm-up (warmup.py) and a request may ask for the same one
     key = (tuple(id(w) for w in everyone), name, max_rounds, top)
     with _recent_lock:
         hit = _recent.get(key)
