@@ -119,6 +119,8 @@ def test_op_and_kernel_rules_respect_the_noise(tmp_path: Path) -> None:
     assert r.returncode == 0, r.stderr
     assert "pass  kernel:k_gemm.total>+10% (within noise)" in r.stdout
     assert "pass  op:aten::mm.device_total>+10% (within noise)" in r.stdout
+    # the text report flags the rows whose change is within their noise
+    assert "k_gemm  (within noise ±100.0)" in r.stdout
     r = compare(str(base), str(far), *rules)
     assert r.returncode == 1
     assert (

@@ -107,9 +107,11 @@ def _row(r: dict[str, Any], field: str) -> str:
     b = (r["baseline"] or {}).get(field)
     e = (r["experiment"] or {}).get(field)
     fmt = lambda v: "-" if v is None else f"{v:.1f}"  # noqa: E731
+    delta = r["delta"][field]
+    noisy = delta and not r.get("significant", {}).get(field, True)
     return (
-        f"  {r['status']:<8}{fmt(b):>12}{fmt(e):>12}{fmt(r['delta'][field]):>12}{_pct(r['rel'][field]):>9}"
-        f"  {_short(r['name'])}"
+        f"  {r['status']:<8}{fmt(b):>12}{fmt(e):>12}{fmt(delta):>12}{_pct(r['rel'][field]):>9}"
+        f"  {_short(r['name'])}" + (f"  (within noise ±{r['noise'][field]:.1f})" if noisy else "")
     )
 
 
