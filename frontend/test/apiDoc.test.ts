@@ -7,6 +7,7 @@ import { normalizeNames, normalizeRuns } from "../src/api/runs";
 import { readAggregate, readEvent, readPlace, readSearch, readTracks, readWindowJson } from "../src/timeline/api";
 import { readDistributed } from "../src/views/Distributed";
 import { readKernelRows, readKernelTotals, readMatrixUnits } from "../src/views/Kernel";
+import { readModules } from "../src/views/moduleTree";
 import { readCurve, readDevices, readEvents, readStats } from "../src/views/Memory";
 import { readPage, readRows, readStacks } from "../src/views/Operator";
 import { readOverview } from "../src/views/Overview";
@@ -125,5 +126,15 @@ describe("docs/api.md examples through the readers", () => {
     // every field readSearch/readAggregate use is named in docs/api.md
     for (const field of ['"query"', '"total"', '"truncated"', '"matches"', '"events"', '"rows"', '"total_us"', '"self_us"', '"mean_us"'])
       expect(doc.slice(doc.indexOf("### `timeline/search")), field).toContain(field);
+  });
+  it("modules", () => {
+    const m = readModules(example("modules"));
+    expect(m).toMatchObject({ tree: "modules", source: "nn.Module", step: "all", has_modules: true, has_device: true, main_thread: "100/100" });
+    expect(m.threads["100/200"]).toBe("thread 200");
+    expect(m.steps[0]).toMatchObject({ number: 1, name: "ProfilerStep#1", duration_us: 1000 });
+    expect(m.nodes).toHaveLength(4);
+    expect(m.nodes[1]).toMatchObject({ id: 1, parent: 0, name: "Linear_0", cls: "Linear" });
+    expect(m.nodes[3]).toMatchObject({ id: 3, parent: 2, name: "Linear_0.backward", kind: "backward", forward: 1, event: "", thread: "100/200" });
+    expect(m.nodes[0]).toMatchObject({ host_total_us: 600, host_self_us: 500, device_total_us: 115, device_self_us: 65, step_share_pct: 60, longest_us: 600, occurrences: 1 });
   });
 });
