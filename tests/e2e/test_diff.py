@@ -141,7 +141,10 @@ def test_waterfall_bars_drill_down(tb_diff, page, rec):
     # the experiment's ▸ timeline: the Trace view on aten::mm's longest call in the experiment
     page.locator('[data-testid="diff-drill"] [data-testid="diff-stack-experiment"] button').click()
     page.wait_for_selector('[data-testid="view"][data-view="trace"]')
-    assert "run=exp" in page.url and "find=op%3Aaten%3A%3Amm" in page.url
+    # (the Trace view swaps find= for sel= once it has found the call: wait for that)
+    page.wait_for_function("() => location.href.includes('sel=') && !location.href.includes('find=')")
+    assert "run=exp" in page.url
+    page.wait_for_selector('[data-testid="view"][data-view="trace"] >> text=aten::mm')
     page.go_back()
     # the total bar: the step-time figures; a second click on it closes the details
     page.wait_for_selector('[data-testid="diff-waterfall-chart"] canvas')
@@ -166,3 +169,20 @@ def test_dark_screenshot(tb_diff, browser, rec):
         shot(pg, "diff_dark.png")
     finally:
         ctx.close()
+
+
+def test_renamed_kernel_drills_down_to_each_timeline(tb_diff, page, rec):
+    page.goto(app_url(tb_diff, run="exp", worker="w0", view="Diff", base_run="base", base_worker="w0"))
+    page.wait_for_selector('[data-testid="diff-kernel-table"] button.dt-toggle')
+    page.locator('[data-testid="diff-kernel-table"] button.dt-toggle').first.click()
+    # a renamed kernel has its own name on each side
+    base = page.locator('[data-testid="diff-kernel-baseline"]')
+    assert "void gemm_kernel<128, 64>(float*)" in base.inner_text()
+    assert "void gemm_kernel<256, 32>(float*)" in page.inner_text('[data-testid="diff-kernel-experiment"]')
+    base.locator("button").click()
+    page.wait_for_selector('[data-testid="view"][data-view="trace"]')
+    # the Trace view finds the baseline's longest launch of it and selects it (find= becomes sel=)
+    page.wait_for_function("() => location.href.includes('sel=') && !location.href.includes('find=')")
+    assert "run=base" in page.url
+    page.wait_for_selector('[data-testid="view"][data-view="trace"] >> text=gemm_kernel<128, 64>')
+    assert rec.errors == []

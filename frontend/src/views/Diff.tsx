@@ -74,8 +74,8 @@ export function DiffView(p: ViewProps): ReactNode {
   else {
     const exp: ProfileRef = { run: p.run, worker: p.worker, ...(p.span !== null ? { span: p.span } : {}) };
     const baseRef: ProfileRef = { run: base.run, worker: base.worker, ...(base.span !== null ? { span: base.span } : {}) };
-    const showInTimeline = (side: ProfileRef, name: string) =>
-      p.setState({ view: "Trace", run: side.run, worker: side.worker, span: side.span ?? null, find: `op:${name}`, sel: null, t0: null, t1: null }, true);
+    const showInTimeline = (side: ProfileRef, name: string, kind: "op" | "kernel" = "op") =>
+      p.setState({ view: "Trace", run: side.run, worker: side.worker, span: side.span ?? null, find: `${kind}:${name}`, sel: null, t0: null, t1: null }, true);
     body = (
       <DiffBody
         api={p.api}
@@ -120,7 +120,33 @@ const changeColumns = <R,>(pick: (r: R) => Change, kind: "duration" | "percent" 
 interface Drill {
   base: ProfileRef;
   exp: ProfileRef;
-  show: (side: ProfileRef, name: string) => void;
+  show: (side: ProfileRef, name: string, kind?: "op" | "kernel") => void;
+}
+
+/** A kernel row's two sides: its name in each profile (a renamed kernel has two) and a link to its
+ * longest launch in that profile's timeline. */
+function KernelSides({ row, drill }: { row: KernelDiff; drill: Drill }): ReactNode {
+  const sides = [
+    { label: "Baseline", side: drill.base, name: row.baseline_name ?? row.name, present: row.baseline !== null },
+    { label: "Experiment", side: drill.exp, name: row.name, present: row.experiment !== null },
+  ];
+  return (
+    <div className="grid2">
+      {sides.map((s) => (
+        <div className="diff-stack" key={s.label} data-testid={`diff-kernel-${s.label.toLowerCase()}`}>
+          <div className="stack-group-head">
+            <strong>{s.label}</strong>{" "}
+            {s.present && (
+              <button type="button" className="btn" onClick={() => drill.show(s.side, s.name, "kernel")} title="The longest launch of this kernel in that profile's timeline">
+                ▸ timeline
+              </button>
+            )}
+          </div>
+          {s.present ? <code>{s.name}</code> : <div className="muted">Not in this profile.</div>}
+        </div>
+      ))}
+    </div>
+  );
 }
 
 /** One side's call stacks of an operator (the Operator view's `operators/stack` route). */
@@ -509,7 +535,16 @@ function DiffBody({
       {d.kernels.length > 0 && (
         <Section title="Kernels (per step)" id="diff-kernels">
           <div className="muted">Renamed: the names differ only in template arguments or numbers (docs/metrics.md, “Diff”); shown as “experiment ← baseline”.</div>
-          <DataTable rows={d.kernels} columns={kernelColumns} csvName={`${slug}-kernels`} searchPlaceholder="Search kernel names" height={420} testId="diff-kernel-table" />
+          <DataTable
+            rows={d.kernels}
+            columns={kernelColumns}
+            csvName={`${slug}-kernels`}
+            searchPlaceholder="Search kernel names"
+            height={420}
+            testId="diff-kernel-table"
+            expand={{ canExpand: () => true, render: (r) => <KernelSides row={r} drill={drill} /> }}
+          />
+          <div className="muted">Expand a row for the kernel's name on each side and links to its longest launch in each timeline.</div>
         </Section>
       )}
       {d.memory.length > 0 && (
