@@ -83,7 +83,10 @@ class Warmer:
         while True:
             run, worker, span, only = self._queue.get()
             try:
-                self._store.wait_idle(LOAD_WAIT_S)  # loading first: it is what the user waits for
+                if only is None:  # loading first: it is what the user waits for...
+                    self._store.wait_idle(LOAD_WAIT_S)
+                # ...but not for the timeline index (prepare_timeline): the Trace view's first draw waits
+                # for it, while the loader may still be writing the persisted index of that same profile
                 self._warm(run, worker, span, only)
             finally:
                 self._queue.task_done()
