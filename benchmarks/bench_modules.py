@@ -3,12 +3,15 @@
 The shipped and reference traces hold at most a few hundred module ranges (the 322 MB kineto-based
 trace has no python events at all), so this builds a synthetic trace of ``--steps`` steps, each with
 one root module, ``--blocks`` blocks of ``--layers`` Linear modules (an op and a kernel launch in
-each), writes it with tests/fixtures/trace_builder.py and loads it (not timed). Timed, median of 3 on
-a fresh cache each: the tree with the figures of all steps (``figures(profile, "modules", None)``,
-which builds the tree), one step's figures from the built tree, and the operators inside the root.
+each, and, unless ``--no-backward``, the op's backward function on an autograd thread linked by a
+fwdbwd flow, so that every module gets a ``.backward`` node), writes it with
+tests/fixtures/trace_builder.py and loads it (not timed). Timed, median of 3 on a fresh cache each: the
+tree with the figures of all steps (``figures(profile, "modules", None)``, which builds the tree and
+its backward nodes), one step's figures from the built tree, the operators inside the root and inside
+the root's backward node.
 
 Usage:
-    python benchmarks/bench_modules.py [--steps 20] [--blocks 100] [--layers 10]
+    python benchmarks/bench_modules.py [--steps 20] [--blocks 100] [--layers 10] [--no-backward]
 """
 
 from __future__ import annotations
@@ -27,9 +30,10 @@ from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis import modules
 
 
-def build(steps: int, blocks: int, layers: int) -> TraceBuilder:
+def build(steps: int, blocks: int, layers: int, backward: bool = True) -> TraceBuilder:
     b = TraceBuilder()
     ids = iter(range(1, 1 << 40))
+    flows = iter(range(1, 1 << 40))
     t = 0.0
     span = blocks * layers * 10
     for s in range(steps):
@@ -47,6 +51,10 @@ def build(steps: int, blocks: int, layers: int) -> TraceBuilder:
                 )
                 b.op("aten::linear", at + 1, 6)
                 b.launch("gemm", at + 2, 1, at + 3, 2)
+                if backward:  # its backward function on the autograd thread (time overlaps: another thread)
+                    b.op("AddmmBackward0", at + 1, 6, tid=200)
+                    b.launch("gemm_bwd", at + 2, 1, at + 5, 2, tid=200)
+                    b.fwdbwd(next(flows), at + 1, at + 1, bwd_tid=200)
             x += layers * 10
         t += span + 200
     return b
@@ -66,9 +74,10 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--blocks", type=int, default=100)
     ap.add_argument("--layers", type=int, default=10)
+    ap.add_argument("--no-backward", action="store_true", help="no backward functions (no .backward nodes)")
     a = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        profile = load(build(a.steps, a.blocks, a.layers), Path(tmp))
+        profile = load(build(a.steps, a.blocks, a.layers, not a.no_backward), Path(tmp))
 
     def tree() -> None:
         profile.cache.clear()
@@ -78,11 +87,17 @@ def main() -> None:
     instances = len(modules.tree(profile).instances)
     t_step = timed(lambda: modules.figures(profile, "modules", 1))
     t_ops = timed(lambda: modules.operators_inside(profile, "modules", 0, None))
-    print(
-        f"module instances: {instances}, nodes: {len(modules.tree(profile).nodes)}, events: {profile.meta.event_count}"
+    nodes = modules.tree(profile).nodes
+    back = nodes.index[nodes["kind"] == "backward"]
+    t_bops = (
+        timed(lambda: modules.operators_inside(profile, "modules", int(back[0]), None)) if len(back) else 0.0
     )
     print(
-        f"tree + figures of all steps: {t_tree:.3f} s; one step: {t_step:.3f} s; operators inside the root: {t_ops:.3f} s"
+        f"module instances: {instances}, nodes: {len(nodes)} ({len(back)} backward), events: {profile.meta.event_count}"
+    )
+    print(
+        f"tree + figures of all steps: {t_tree:.3f} s; one step: {t_step:.3f} s; operators inside the root: {t_ops:.3f} s;"
+        f" inside its backward node: {t_bops:.3f} s"
     )
 
 

@@ -47,30 +47,53 @@ def build(profile, nodes: pd.DataFrame, inst: pd.DataFrame) -> BackwardPart:
     order = np.lexsort((ops["ts"].to_numpy(dtype=np.float64)[bwd], owner))
     owner, bwd = owner[order], bwd[order]
     parent = inst["parent"].to_numpy(dtype=np.int64)
-    last = np.arange(1, n + 1, dtype=np.int64)  # one past each instance's subtree (rows are contiguous)
-    for i in range(n - 1, -1, -1):
-        if parent[i] >= 0:
-            last[parent[i]] = max(last[parent[i]], last[i])
-    lo = np.searchsorted(owner, np.arange(n), side="left")
-    hi = np.searchsorted(owner, last, side="left")
-    rows = np.flatnonzero(hi > lo)  # forward instances with backward ops in their subtree
+    levels = _levels(parent)
     starts = ops["ts"].to_numpy(dtype=np.float64)[bwd]
     ends = ops["end"].to_numpy(dtype=np.float64)[bwd]
-    device_cum = np.concatenate(
-        [[0.0], np.cumsum(operators.op_stats(profile)["device_total"].to_numpy()[bwd])]
+    durs = ends - starts
+    thread_code, thread_names = pd.factorize(
+        (ops["pid"].astype(str) + "/" + ops["tid"].astype(str)).to_numpy(dtype=object)[bwd]
     )
-    thread = (ops["pid"].astype(str) + "/" + ops["tid"].astype(str)).to_numpy(dtype=object)[bwd]
-    host = np.zeros(len(rows))
-    first = np.zeros(len(rows))
-    final = np.zeros(len(rows))
-    threads = np.empty(len(rows), dtype=object)
-    for k, i in enumerate(rows.tolist()):
-        a, b = lo[i], hi[i]
-        host[k] = iv.total(iv.union(starts[a:b], ends[a:b]))
-        first[k] = starts[a:b].min()
-        final[k] = ends[a:b].max()
-        threads[k] = thread[a + int(np.argmax(ends[a:b] - starts[a:b]))]
-    device = device_cum[hi[rows]] - device_cum[lo[rows]]
+    # per forward instance: its own backward ops' figures, then its subtree's (children fold upwards)
+    count = np.bincount(owner, minlength=n).astype(np.float64)
+    host = np.bincount(owner, weights=durs, minlength=n)
+    device = np.bincount(
+        owner, weights=operators.op_stats(profile)["device_total"].to_numpy()[bwd], minlength=n
+    )
+    overlapping = np.bincount(owner, weights=_later_overlaps(thread_code, starts, ends), minlength=n)
+    first = np.full(n, np.inf)
+    final = np.full(n, -np.inf)
+    np.minimum.at(first, owner, starts)
+    np.maximum.at(final, owner, ends)
+    longest = np.full(n, -1.0)
+    longest_thread = np.full(n, -1, dtype=np.int64)
+    by_length = np.lexsort((durs, owner))  # the last row of each owner is its longest op
+    tail = by_length[np.r_[owner[by_length][1:] != owner[by_length][:-1], True]] if len(owner) else by_length
+    longest[owner[tail]] = durs[tail]
+    longest_thread[owner[tail]] = thread_code[tail]
+    last = np.arange(1, n + 1, dtype=np.int64)  # one past each instance's subtree (rows are contiguous)
+    for rows in levels:  # deepest first, so a child is complete before it folds into its parent
+        up = parent[rows]
+        for column in (count, host, device, overlapping):
+            np.add.at(column, up, column[rows])
+        np.minimum.at(first, up, first[rows])
+        np.maximum.at(final, up, final[rows])
+        np.maximum.at(last, up, last[rows])
+        np.maximum.at(longest, up, longest[rows])
+        won = longest[rows] == longest[up]
+        longest_thread[up[won]] = longest_thread[rows[won]]
+    lo = np.searchsorted(owner, np.arange(n), side="left")
+    hi = np.searchsorted(owner, last, side="left")
+    rows = np.flatnonzero(count > 0)  # forward instances with backward ops in their subtree
+    # host = the union of the subtree's backward op ranges: their sum, unless two of them overlap
+    for i in np.flatnonzero(overlapping > 0).tolist():
+        host[i] = iv.total(iv.union(starts[lo[i] : hi[i]], ends[lo[i] : hi[i]]))
+    host, device, first, final = host[rows], device[rows], first[rows], final[rows]
+    threads = (
+        np.asarray(thread_names, dtype=object)[longest_thread[rows]]
+        if len(rows)
+        else np.zeros(0, dtype=object)
+    )
     # backward instance rows follow the forward rows' order, so a parent still precedes its children
     as_backward = np.full(n, -1, dtype=np.int64)
     as_backward[rows] = np.arange(len(rows))
@@ -116,6 +139,37 @@ def build(profile, nodes: pd.DataFrame, inst: pd.DataFrame) -> BackwardPart:
         }
     )
     return BackwardPart(nodes=b_nodes, instances=b_inst, ops=bwd, lo=lo[rows], hi=hi[rows])
+
+
+def _levels(parent: np.ndarray) -> list[np.ndarray]:
+    """Rows of the instances that have a parent, grouped by depth, deepest first."""
+    depth = np.zeros(len(parent), dtype=np.int64)
+    up = parent.copy()
+    while (up >= 0).any():
+        depth[up >= 0] += 1
+        up = np.where(up >= 0, parent[np.maximum(up, 0)], -1)
+    return [np.flatnonzero(depth == d) for d in range(int(depth.max(initial=0)), 0, -1)]
+
+
+def _later_overlaps(thread: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """1.0 for an op that starts before an earlier-starting op on its thread ends (of any two
+    overlapping ops, the later one is marked), else 0.0."""
+    out = np.zeros(len(starts))
+    order = np.lexsort((starts, thread))
+    th, st, en = thread[order], starts[order], ends[order]
+    for lo, hi in _segments(th):
+        reach = np.maximum.accumulate(en[lo:hi])
+        out[order[lo + 1 : hi]] = st[lo + 1 : hi] < reach[:-1]
+    return out
+
+
+def _segments(sorted_codes: np.ndarray) -> list[tuple[int, int]]:
+    """[lo, hi) of each run of equal values."""
+    if not len(sorted_codes):
+        return []
+    cuts = np.flatnonzero(sorted_codes[1:] != sorted_codes[:-1]) + 1
+    bounds = np.r_[0, cuts, len(sorted_codes)]
+    return list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
 
 
 def _attributed(profile, nodes: pd.DataFrame, inst: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

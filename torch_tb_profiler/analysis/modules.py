@@ -81,11 +81,13 @@ def tree(profile, which: str = "modules") -> ModuleTree:
 
 
 def has_modules(profile) -> bool:
-    return len(tree(profile, "modules").nodes) > 0
+    """Whether the trace has module ranges (read from the events: the tree, whose backward nodes need
+    the operator table, is built only when asked)."""
+    return memoized(profile, "modules.has.modules", lambda: len(_module_events(profile)[1]) > 0)
 
 
 def has_hooks(profile) -> bool:
-    return len(tree(profile, "hooks").nodes) > 0
+    return memoized(profile, "modules.has.hooks", lambda: len(_hook_events(profile)[1]) > 0)
 
 
 def has_module_view(profile) -> bool:
