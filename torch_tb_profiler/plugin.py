@@ -199,10 +199,16 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
             overview(profile)
 
     def _on_loaded(self, profile: Profile) -> None:
-        """On the loading thread, for every profile that loaded: queue work for background threads."""
+        """On the loading thread, once a profile is ready: queue its distributed summary; for the profile
+        its run opens on, build the timeline index now, before the loader writes the persisted index
+        (whose summary computes most views' tables: seconds on a 1 GB trace) or computes the overview.
+        In one process they would share the interpreter lock, and the Trace view's first draw waits for
+        this index alone (0.3 s for 322 MB of JSON, 0.9 s for 1 GB)."""
         distributed_view.prepare(profile)
         if self._opens_on(profile):
-            self._warmer.prepare_timeline(profile.run, profile.worker, profile.span or None)
+            from torch_tb_profiler.analysis import timeline
+
+            timeline.index(profile)
 
     def _overview_served(self, request: Request) -> None:
         """The user is looking at this profile: warm its other views in the background."""
