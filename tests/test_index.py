@@ -192,6 +192,10 @@ def test_corrupt_index_is_ignored_with_a_warning_and_rebuilt(
         data = bytearray(b"not an index at all")
     victim.write_bytes(bytes(data))
     store = stores(job, index)
+    # a file other than the one its run opens on is loaded from its index's summary alone, so damage to
+    # its tables is found when a view of that worker reads them: open every worker, as a user would
+    for worker in ("rank0", "rank1"):
+        store.get_profile("ddp", worker, None)
     files = _files(store)
     assert sorted(f["from_index"] for f in files) == [False, True]
     warnings = [w["message"] for run in store.runs() for w in run["warnings"]]
@@ -320,9 +324,7 @@ def test_summary_reads_a_current_index_instead_of_parsing(
     assert json.loads(capsys.readouterr().out) == parsed
 
 
-def test_plugin_prepares_the_first_overview_of_each_run_read_from_the_index(
-    tmp_path: Path, job: Path
-) -> None:
+def test_reopened_plugin_answers_the_overview_from_the_index_summary(tmp_path: Path, job: Path) -> None:
     import argparse
 
     from tensorboard.plugins import base_plugin
@@ -339,13 +341,18 @@ def test_plugin_prepares_the_first_overview_of_each_run_read_from_the_index(
         assert plugin.store.wait_idle(60)
         plugin.store.close()
     first, second = plugins
-
-    def prepared(plugin: TorchProfilerPlugin, worker: str) -> bool:
-        return "breakdown.per_step" in plugin.store.get_profile("ddp", worker, None).cache
-
-    assert not prepared(first, "rank0")  # parsed: nothing computed before a request
-    assert prepared(second, "rank0")  # from the index: the overview is prepared
-    assert not prepared(second, "rank1")  # not the first worker: left alone
+    overview_route = collect_routes()["/overview"]
+    for worker in ("rank0", "rank1"):
+        # the overview is stored in the index (computed when it was written): the re-opened store has it
+        # for every worker without computing anything, and it equals the answer computed from a parse
+        stored = second.store.kept_answer("ddp", worker, None, "overview")
+        assert stored is not None
+        computed = _answer(overview_route, first.store, "/overview", {"run": "ddp", "worker": worker})
+        served = _answer(overview_route, second.store, "/overview", {"run": "ddp", "worker": worker})
+        assert computed[0] == served[0] == 200
+        assert served == computed
+    # the worker the run opens on was read whole, but nothing was computed for its overview
+    assert "breakdown.per_step" not in second.store.get_profile("ddp", "rank0", None).cache
 
 
 def test_default_location_is_a_private_folder_in_the_user_cache(

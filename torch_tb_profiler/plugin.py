@@ -6,6 +6,7 @@ Routes live under ``/data/plugin/pytorch_profiler/``. Handlers come from the mod
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import logging
@@ -20,7 +21,7 @@ from typing import Any
 from tensorboard.plugins import base_plugin
 from werkzeug.wrappers import Request, Response
 
-from torch_tb_profiler.ingest import limits
+from torch_tb_profiler.ingest import budget, limits
 from torch_tb_profiler.ingest.errors import Ambiguous, LookupFailed
 from torch_tb_profiler.ingest.loading import DEFAULT_INTERVAL_S, RunStore
 from torch_tb_profiler.ingest.persist import INDEX_DIR_ENV, IndexUnavailable, open_store
@@ -167,11 +168,14 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
         except IndexUnavailable as e:
             log.warning("persisted index disabled: %s", e)
             index = None
+        memory_budget = budget.configured_budget(getattr(flags, "profiler_memory_budget", None))
+        log.info("memory budget for full profiles: %s", budget.describe(memory_budget))
         self.store = RunStore(
             logdir,
             interval=interval,
             processes=int(processes) if processes else None,
             index=index,
+            memory_budget=memory_budget,
             on_indexed=self._prepare_overview,
             on_loaded=self._on_loaded,
         )
@@ -192,10 +196,13 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
 
     def _prepare_overview(self, profile: Profile) -> None:
         """A profile read from the index is ready in a fraction of a second: compute what its overview
-        needs (kept on the profile) before the user asks."""
+        needs (kept on the profile) before the user asks; nothing when its index stored the answer."""
         if self._opens_on(profile):
             from torch_tb_profiler.analysis.overview import overview
 
+            with contextlib.suppress(LookupFailed):
+                if self.store.kept_answer(profile.run, profile.worker, profile.span, "overview") is not None:
+                    return
             overview(profile)
 
     def _on_loaded(self, profile: Profile) -> None:
@@ -273,6 +280,15 @@ class TorchProfilerLoader(base_plugin.TBLoader):
             help="where the persisted index of parsed traces lives: a folder or URL (s3://bucket/prefix), "
             f"'off' to disable (default: a per-user cache folder; env {INDEX_DIR_ENV})",
         )
+        group.add_argument(
+            "--profiler_memory_budget",
+            type=str,
+            default=None,
+            metavar="SIZE",
+            help="memory for full profiles (500MB, 2GiB, 25%% of RAM, or 'off'): past it the least recently "
+            "used are dropped and read again from the index on demand (default: half of RAM; env "
+            f"{budget.BUDGET_ENV}; see docs/scale.md)",
+        )
 
     def fix_flags(self, flags: Any) -> None:
         options = getattr(flags, "profiler_storage_options", None)
@@ -295,6 +311,15 @@ class TorchProfilerLoader(base_plugin.TBLoader):
                 limits.set_from_flag(assignment)  # sets the environment: pool processes inherit it
             except ValueError as e:
                 raise base_plugin.FlagsError(f"--profiler_limit: {e}") from None
+        try:
+            budget.configured_budget(getattr(flags, "profiler_memory_budget", None))
+        except ValueError as e:
+            source = (
+                "--profiler_memory_budget"
+                if getattr(flags, "profiler_memory_budget", None)
+                else budget.BUDGET_ENV
+            )
+            raise base_plugin.FlagsError(f"{source}: {e}") from None
         interval = getattr(flags, "profiler_scan_interval", None)
         if interval is not None and interval <= 0:
             raise base_plugin.FlagsError("--profiler_scan_interval must be positive")

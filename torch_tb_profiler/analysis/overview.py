@@ -105,3 +105,14 @@ def overview(profile) -> dict[str, Any]:
 
 def _finite(d: dict[str, Any]) -> dict[str, Any]:
     return {k: (None if isinstance(v, float) and not np.isfinite(v) else v) for k, v in d.items()}
+
+
+def page(profile) -> dict[str, Any]:
+    """The ``/overview`` answer as plain JSON data, but for ``environment.workers`` (a fact of the run, added
+    by the route): what the persisted index stores, so a re-opened logdir answers without the profile."""
+    from torch_tb_profiler.analysis.modules import has_module_view
+    from torch_tb_profiler.analysis.summary import clean
+
+    data = overview(profile)
+    data["environment"]["module_info"] = has_module_view(profile)
+    return clean(data)

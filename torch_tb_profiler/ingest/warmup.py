@@ -51,15 +51,8 @@ class Warmer:
         self._thread: threading.Thread | None = None
 
     def request(self, run: str, worker: str, span: str | None) -> None:
-        """Warm the views of this profile (after its overview was served); cheap, never raises."""
-        try:
-            profile = self._store.get_profile(run, worker, span)
-        except LookupFailed:
-            return
-        with self._lock:
-            if profile.cache.get(_QUEUED):  # marked on the profile itself: a reloaded file is warmed again
-                return
-            profile.cache[_QUEUED] = True
+        """Warm the views of this profile (after its overview was served); cheap, never raises, never waits
+        (the overview may have been answered from the index before the full profile is read)."""
         self._put((run, worker, span, None))
 
     def prepare_timeline(self, run: str, worker: str, span: str | None) -> None:
@@ -87,9 +80,25 @@ class Warmer:
                     self._store.wait_idle(LOAD_WAIT_S)
                 # ...but not for the timeline index (prepare_timeline): the Trace view's first draw waits
                 # for it, while the loader may still be writing the persisted index of that same profile
+                if only is None and not self._first_time(run, worker, span):
+                    continue
                 self._warm(run, worker, span, only)
             finally:
                 self._queue.task_done()
+
+    def _first_time(self, run: str, worker: str, span: str | None) -> bool:
+        """Whether this profile is resident and not warmed yet (marked on the profile itself: a reloaded
+        file is warmed again)."""
+        try:
+            with self._store.in_background():
+                profile = self._store.get_profile(run, worker, span)
+        except LookupFailed:
+            return False
+        with self._lock:
+            if profile.cache.get(_QUEUED):
+                return False
+            profile.cache[_QUEUED] = True
+        return True
 
     def _warm(self, run: str, worker: str, span: str | None, only: tuple[str, ...] | None) -> None:
         for path, handler, extra in self._requests:
@@ -99,7 +108,8 @@ class Warmer:
             if span is not None:
                 params["span"] = span
             try:
-                handler(Request.from_values(path=path, query_string=params), self._store)
+                with self._store.in_background():  # never reads an evicted profile again, nor evicts one
+                    handler(Request.from_values(path=path, query_string=params), self._store)
             except (HttpError, LookupFailed):
                 pass  # the view does not apply to this profile (no memory records, no kernels...)
             except Exception:  # a bug of ours: the real request will report it; keep warming the rest

@@ -6,7 +6,6 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.analysis.modules import has_module_view
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import param
 
@@ -15,19 +14,19 @@ VIEW_ORDER = ("Overview", "Operator", "Kernel", "Trace", "Memory", "Module", "Di
 
 
 def available_views(store: RunStore, run: str) -> list[str]:
-    profiles = store.profiles_of_run(run)
+    facts = store.facts_of_run(run)  # kept for evicted profiles too: no full profile is read here
     views = ["Overview", "Operator"]
-    if any(len(p.kernels) for p in profiles):
+    if any(f.kernels for f in facts):
         views.append("Kernel")
     views.append("Trace")
-    if any(len(p.memory) for p in profiles):
+    if any(f.memory for f in facts):
         views.append("Memory")
-    if any(has_module_view(p) for p in profiles):
+    if any(f.module_view for f in facts):
         views.append("Module")
     # Lightning writes one "worker" per stage (fit.training_step, test.test_step...): not ranks
-    stages_only = all(p.meta.framework == "pytorch-lightning" for p in profiles)
+    stages_only = all(f.framework == "pytorch-lightning" for f in facts)
     several = len(store.workers(run)) > 1 and not stages_only
-    if several or any(len(p.comms) or p.meta.distributed_info for p in profiles):
+    if several or any(f.comms or f.distributed_info for f in facts):
         views.append("Distributed")
     if _profile_count(store) >= 2:  # Diff compares any two profiles of the logdir
         views.append("Diff")
@@ -46,6 +45,7 @@ def runs(request: Request, store: RunStore) -> dict[str, Any]:
         "scan_warnings": store.scan_warnings,
         "loading": any(r["state"] == "loading" for r in listed),
         "runs": listed,
+        "memory": store.memory(),
     }
 
 
@@ -57,12 +57,9 @@ def workers(request: Request, store: RunStore) -> list[str]:
     run = param(request, "run")
     names = store.workers(run)
     view = request.args.get("view")
-    if view in ("Kernel", "Memory"):
-        column = "kernels" if view == "Kernel" else "memory"
-        with_view = {p.worker for p in store.profiles_of_run(run) if len(getattr(p, column))}
-        names = [w for w in names if w in with_view]
-    elif view == "Module":
-        with_view = {p.worker for p in store.profiles_of_run(run) if has_module_view(p)}
+    if view in ("Kernel", "Memory", "Module"):
+        attribute = {"Kernel": "kernels", "Memory": "memory", "Module": "module_view"}[view]
+        with_view = {f.worker for f in store.facts_of_run(run) if getattr(f, attribute)}
         names = [w for w in names if w in with_view]
     return names
 

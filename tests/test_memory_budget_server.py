@@ -1,0 +1,167 @@
+"""A real TensorBoard with a memory budget smaller than two full profiles serves every view of every worker
+in turn: the answers equal those of a TensorBoard without a budget, ``runs`` names the evicted files, and
+the process tree's RSS stays within the budget plus a stated overhead.
+
+The overhead (docs/scale.md, "Memory budget") is measured here, not assumed: ``baseline`` is the peak
+RSS of the same TensorBoard serving a logdir of ONE of these workers, every view asked (TensorBoard, the
+plugin, its warm loading process, one profile and the transient memory of its largest answers). A
+budgeted server of six workers may use that, plus the budget (the other profiles it keeps), plus
+ALLOCATOR_SLACK for the freed memory the allocator has not handed back yet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from tests.fixtures.paths import shared_trace
+from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
+
+SOURCES = (
+    "kineto_samples/resnet50_num_workers_0/worker0.1623143089861.pt.trace.json.gz",
+    "kineto_samples/resnet50_num_workers_0/worker0.1623143566756.pt.trace.json.gz",
+)
+WORKERS = 6
+ALLOCATOR_SLACK = 64 << 20
+
+
+class PeakRss:
+    """The peak RSS of a process and its descendants, sampled every 50 ms."""
+
+    def __init__(self, pid: int) -> None:
+        self.peak = 0
+        self._root = psutil.Process(pid)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            total = 0
+            with contextlib.suppress(psutil.Error):
+                for p in [self._root, *self._root.children(recursive=True)]:
+                    with contextlib.suppress(psutil.Error):
+                        total += p.memory_info().rss
+            self.peak = max(self.peak, total)
+            self._stop.wait(0.05)
+
+    def stop(self) -> int:
+        self._stop.set()
+        self._thread.join()
+        return self.peak
+
+
+@pytest.fixture(scope="module")
+def logdir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("budget") / "logs"
+    (root / "job").mkdir(parents=True)
+    old = time.time() - 60
+    for i in range(WORKERS):
+        target = root / "job" / f"worker{i}.pt.trace.json.gz"
+        shutil.copyfile(shared_trace(SOURCES[i % 2]), target)
+        os.utime(target, (old, old))
+    return root
+
+
+def every_view(tb: TensorBoard, worker: str) -> dict[str, Any]:
+    """What the frontend asks of one worker's views, answer by answer (status, body)."""
+    q = {"run": "job", "worker": worker}
+    out: dict[str, Any] = {
+        "overview": tb.get("overview", **q),
+        "operators": tb.get("operators", **q, group_by="name"),
+        "operators_shapes": tb.get("operators", **q, group_by="name_input"),
+        "kernels": tb.get("kernels", **q, group_by="name"),
+        "memory_stats": tb.get("memory/stats", **q),
+        "memory_curve": tb.get("memory/curve", **q),
+        "modules": tb.get("modules", **q),
+        "tracks": tb.get("timeline/tracks", **q),
+        "trace": tb.get("trace", **q),
+    }
+    status, tracks = out["tracks"]
+    assert status == 200, tracks
+    window = {"start_us": tracks["start_us"], "end_us": tracks["end_us"]}
+    out["timeline"] = tb.get("timeline", **q, **window)
+    out["timeline_json"] = tb.get("timeline", **q, **window, format="json")
+    for name in ("overview", "operators", "kernels", "memory_stats", "tracks", "trace", "timeline"):
+        assert out[name][0] == 200, (name, out[name])
+    return out
+
+
+def files(tb: TensorBoard) -> dict[str, dict[str, Any]]:
+    status, runs = tb.get("runs")
+    assert status == 200
+    return {f["worker"]: f for f in runs["runs"][0]["files"]}
+
+
+@contextlib.contextmanager
+def served(logdir: Path, index: Path, tmp: Path, budget: str) -> Iterator[tuple[TensorBoard, PeakRss]]:
+    env = {"TORCH_PROFILER_INDEX_DIR": str(index), "TORCH_PROFILER_PROCESSES": "1"}
+    with tensorboard(logdir, "--profiler_memory_budget", budget, env=env, tmp=tmp) as tb:
+        rss = PeakRss(tb.proc.pid)
+        try:
+            tb.wait_loaded(timeout=180)
+            yield tb, rss
+        finally:
+            rss.stop()
+
+
+def test_budget_smaller_than_two_profiles_serves_every_view_of_every_worker(
+    logdir: Path, tmp_path: Path
+) -> None:
+    index = tmp_path / "index"
+    workers = [f"worker{i}" for i in range(WORKERS)]
+
+    # the overhead: the same server on a logdir of one of these workers, every view asked
+    single = tmp_path / "single"
+    (single / "job").mkdir(parents=True)
+    shutil.copy2(logdir / "job" / "worker0.pt.trace.json.gz", single / "job" / "worker0.pt.trace.json.gz")
+    for _ in range(2):  # the first run writes the index: the measured one reads it, as the budgeted one will
+        with served(single, tmp_path / "single-index", tmp_path, "off") as (tb, rss):
+            every_view(tb, "worker0")
+            time.sleep(1)
+    baseline = rss.peak
+
+    # reference answers without a budget (this also writes the index)
+    expected: dict[str, dict[str, Any]] = {}
+    with served(logdir, index, tmp_path, "off") as (tb, rss):
+        for w in workers:
+            expected[w] = every_view(tb, w)
+        sizes = {w: f["memory_bytes"] for w, f in files(tb).items()}
+        assert all(f["memory"] == "resident" for f in files(tb).values())
+    unbounded_peak = rss.peak
+    one = max(sizes.values())  # a profile with the caches of every view
+    budget = int(one * 1.5)
+
+    with served(logdir, index, tmp_path, str(budget)) as (tb, rss):
+        _, runs = tb.get("runs")
+        assert runs["memory"]["budget_bytes"] == budget
+        for _ in range(2):  # every worker in turn, twice: each one evicted and read again
+            for w in workers:
+                got = every_view(tb, w)
+                for name, answer in expected[w].items():
+                    assert got[name] == answer, (w, name)
+                state = files(tb)
+                assert state[w]["memory"] == "resident"
+                _, runs = tb.get("runs")
+                # two profiles with every view's caches do not fit: the others were dropped as needed
+                assert runs["memory"]["resident_bytes"] <= budget or runs["memory"]["resident_files"] == 1
+        assert all(f["evictions"] >= 1 for f in files(tb).values())
+        assert all(f["from_index"] for f in files(tb).values())
+    peak = rss.peak
+    bound = baseline + budget + ALLOCATOR_SLACK
+    report = (
+        f"one worker served {baseline / 2**20:.0f} MiB, one profile {one / 2**20:.0f} MiB, budget {budget / 2**20:.0f} "
+        f"MiB, peak with budget {peak / 2**20:.0f} MiB (bound {bound / 2**20:.0f}), without "
+        f"{unbounded_peak / 2**20:.0f} MiB"
+    )
+    print(report)
+    assert peak <= bound, report
