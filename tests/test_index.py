@@ -324,13 +324,17 @@ def test_summary_reads_a_current_index_instead_of_parsing(
     assert json.loads(capsys.readouterr().out) == parsed
 
 
-def test_reopened_plugin_answers_the_overview_from_the_index_summary(tmp_path: Path, job: Path) -> None:
+def test_reopened_plugin_answers_the_overview_from_the_index_summary(
+    tmp_path: Path, job: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import argparse
 
     from tensorboard.plugins import base_plugin
 
     from torch_tb_profiler.plugin import TorchProfilerPlugin
 
+    # stored from 100 k events (a big trace); the samples have a few thousand
+    monkeypatch.setattr(index_format, "STORED_OVERVIEW_MIN_EVENTS", 0)
     flags = argparse.Namespace(profiler_index_dir=str(tmp_path / "index"), profiler_scan_interval=60.0)
     plugins = []
     for _ in range(2):  # the first writes the index, the second reads it
@@ -353,6 +357,18 @@ def test_reopened_plugin_answers_the_overview_from_the_index_summary(tmp_path: P
         assert served == computed
     # the worker the run opens on was read whole, but nothing was computed for its overview
     assert "breakdown.per_step" not in second.store.get_profile("ddp", "rank0", None).cache
+
+
+def test_only_big_traces_store_their_overview(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from torch_tb_profiler.analysis.overview import page
+
+    path = sorted(job.rglob("*.pt.trace.json*"))[0]
+    profile = load_profile(str(path), "ddp", "w", "1")
+    assert profile.meta.event_count < index_format.STORED_OVERVIEW_MIN_EVENTS  # a few thousand events
+    assert index_format.loads_summary(index_format.dumps(profile, {"url": str(path)})).answers == {}
+    monkeypatch.setattr(index_format, "STORED_OVERVIEW_MIN_EVENTS", profile.meta.event_count)
+    stored = index_format.loads_summary(index_format.dumps(profile, {"url": str(path)})).answers
+    assert stored == {"overview": page(profile)}
 
 
 def test_default_location_is_a_private_folder_in_the_user_cache(
