@@ -23,6 +23,7 @@ import hashlib
 import json
 import logging
 import struct
+import threading
 import zlib
 from dataclasses import dataclass
 from dataclasses import field as dc_field
@@ -78,6 +79,9 @@ class IndexedSummary:
     facts: dict[str, bool]  # which views the profile has (view_facts)
     part: Any  # analysis.distributed.RankPart, None when the profile has no collective and no distributedInfo
     cache: dict[Any, Any] = dc_field(default_factory=dict)  # answers memoized on it, as on a Profile
+    # the rank part's calls table as stored (Arrow IPC, checksum verified) until decode_calls makes it
+    # ``part.calls``: decoding a thousand ranks' tables at once costs a fraction of one by one
+    calls_ipc: bytes | None = None
     answers: dict[str, Any] = dc_field(default_factory=dict)  # route answers stored whole ("overview")
 
 
@@ -184,7 +188,7 @@ def loads_summary(data: bytes | memoryview) -> IndexedSummary:
     """The summary of an index file from its first ``summary_size`` bytes (raises IndexFormatError)."""
     header, start = read_header(data)
     try:
-        calls = _read_table(memoryview(data), start, header, _SUMMARY_CALLS)
+        calls = _table_body(memoryview(data), start, header, _SUMMARY_CALLS)
         info = header["profile"]
         summary = header["summary"]
         out = IndexedSummary(
@@ -194,9 +198,11 @@ def loads_summary(data: bytes | memoryview) -> IndexedSummary:
             source=info["source"],
             meta=_meta_from_json(header["meta"]),
             facts={k: bool(v) for k, v in summary["facts"].items()},
-            part=_part_from_json(summary["rank_part"], calls),
+            part=_part_from_json(summary["rank_part"], None),
             answers=dict(summary.get("answers") or {}),
         )
+        if out.part is not None:
+            out.calls_ipc = bytes(calls)
     except IndexFormatError:
         raise
     except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
@@ -208,14 +214,45 @@ def loads_summary(data: bytes | memoryview) -> IndexedSummary:
     return out
 
 
-def _read_table(view: memoryview, start: int, header: dict[str, Any], name: str) -> pd.DataFrame:
+_DECODE_LOCK = threading.Lock()
+
+
+def decode_calls(summaries: list[IndexedSummary]) -> None:
+    """Give every summary's rank part its calls table (``part.calls``), decoding those still stored in
+    one pass: the Arrow tables of one schema are concatenated, converted to pandas once, and cut back
+    into one frame per summary (1024 2.x NCCL ranks: ~0.2 s, against ~2 s one by one)."""
+    with _DECODE_LOCK:
+        todo = [s for s in summaries if s.part is not None and s.part.calls is None]
+        if not todo:
+            return
+        tables = [pa.ipc.open_stream(pa.py_buffer(s.calls_ipc)).read_all() for s in todo]
+        groups: dict[bytes, list[int]] = {}
+        for i, table in enumerate(tables):
+            groups.setdefault(table.schema.serialize().to_pybytes(), []).append(i)
+        for members in groups.values():
+            combined = pa.concat_tables([tables[i] for i in members]).unify_dictionaries().combine_chunks()
+            frame = _frame_from_table(combined)
+            at = 0
+            for i in members:
+                rows = tables[i].num_rows
+                # a view of the rows (the analysis never uses the index labels: it concatenates them)
+                todo[i].part.calls = frame.iloc[at : at + rows]
+                todo[i].calls_ipc = None
+                at += rows
+
+
+def _table_body(view: memoryview, start: int, header: dict[str, Any], name: str) -> memoryview:
     offset, length, crc = header["tables"][name]
     body = view[start + offset : start + offset + length]
     if len(body) != length:
         raise IndexFormatError(f"table {name}: truncated")
     if zlib.crc32(body) != crc:
         raise IndexFormatError(f"table {name}: checksum mismatch")
-    return _table_from_bytes(body)
+    return body
+
+
+def _read_table(view: memoryview, start: int, header: dict[str, Any], name: str) -> pd.DataFrame:
+    return _table_from_bytes(_table_body(view, start, header, name))
 
 
 def loads(data: bytes | memoryview) -> Profile:
@@ -295,7 +332,7 @@ def _answers(profile: Profile) -> dict[str, Any]:
     return {"overview": data}
 
 
-def _part_from_json(fields: dict[str, Any] | None, calls: pd.DataFrame) -> Any:
+def _part_from_json(fields: dict[str, Any] | None, calls: pd.DataFrame | None) -> Any:
     if fields is None:
         return None
     from torch_tb_profiler.analysis.distributed import RankPart
@@ -347,8 +384,10 @@ def _column_to_arrow(table: str, column: str, series: pd.Series) -> pa.Array:
 
 
 def _table_from_bytes(body: memoryview) -> pd.DataFrame:
-    reader = pa.ipc.open_stream(pa.py_buffer(body))
-    table = reader.read_all()
+    return _frame_from_table(pa.ipc.open_stream(pa.py_buffer(body)).read_all())
+
+
+def _frame_from_table(table: pa.Table) -> pd.DataFrame:
     columns: dict[str, Any] = {}
     for field, chunked in zip(table.schema, table.columns, strict=True):
         dtype = (field.metadata or {}).get(_DTYPE_KEY, b"").decode()

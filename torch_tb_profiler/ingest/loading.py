@@ -688,6 +688,11 @@ class RunStore:
                     out.append(self._resident_profile(pick, keep=False))
             else:
                 out.append(pick)
+        summaries = [p for p in out if not isinstance(p, Profile)]
+        if summaries:  # their calls tables, decoded in one pass
+            from torch_tb_profiler.ingest.index_format import decode_calls
+
+            decode_calls(summaries)
         return out
 
     def get_run_profiles(self, run: str, span: str | None) -> list[Profile]:

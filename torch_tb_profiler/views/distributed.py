@@ -32,7 +32,9 @@ def job(request: Request, store: RunStore) -> dict:
     span = request.args.get("span") or None
     if span == "default":
         span = None
-    profiles = store.get_run_profiles(run, span)
+    # index summaries where the workers have them (a job of many ranks is served without reading any
+    # full profile), else the full profiles
+    profiles = store.job_members(run, span)
     if not profiles:
         raise not_found(f"run '{run}' has no loaded profile" + (f" for span '{span}'" if span else ""))
     # each profile is reduced to a compact summary (memoized on it) before the job is analysed
