@@ -13,9 +13,16 @@ Also builds many-ranks jobs (RANK_PRESETS: ranks64, ranks1024): one run director
 files, rank r a copy of the 2.x trace ``RANK_SAMPLES[r % 2]`` (about 1.7 MB of JSON, 130 kB gzipped) with
 ``distributedInfo.rank`` = r and ``world_size`` = N rewritten (fresh rank ids for every file).
 
+And big-ranks jobs (BIG_RANK_PRESETS: ranks256x100mb): N copies of a preset trace (the 100 MB one, built
+first if missing) with ``distributedInfo`` {rank r, world_size N} added. Each file is two gzip members,
+a small one opening the object with that key and the source's compressed text after its ``{`` (the
+same bytes for every rank, compressed once): readers inflate every member, so this is one trace of
+about 96 MB of JSON, 3.2 MB on disk, written in a fraction of a second.
+
 Usage:
     python benchmarks/make_traces.py                      # 100 MB, 322 MB, 1 GB traces and 64 ranks
     python benchmarks/make_traces.py --only ranks1024     # 1024 ranks (~2 min, 133 MB gzipped)
+    python benchmarks/make_traces.py --only ranks256x100mb  # 256 ranks x 96 MB (25 GB of JSON, 0.8 GB)
     python benchmarks/make_traces.py --only 322mb --out /tmp/bt
     python benchmarks/make_traces.py --scale IN OUT COPIES  # one file, any copies
 
@@ -48,6 +55,8 @@ RANK_SAMPLES = [
 PRESETS: dict[str, int] = {"100mb": 3, "322mb": 10, "1gb": 32}
 # name -> number of ranks of the many-ranks job (not built by default: ranks1024 takes minutes)
 RANK_PRESETS: dict[str, int] = {"ranks64": 64, "ranks1024": 1024}
+# name -> (ranks, preset each rank copies): not built by default
+BIG_RANK_PRESETS: dict[str, tuple[int, str]] = {"ranks256x100mb": (256, "100mb")}
 DEFAULT_BUILD = [*PRESETS, "ranks64"]
 
 ID_ARGS = (
@@ -199,6 +208,29 @@ def make_ranks(srcs: list[Path], run_dir: Path, ranks: int) -> dict[str, Any]:
     return {"path": str(run_dir), "sources": [str(s) for s in srcs], "ranks": ranks, "events": total}
 
 
+def make_big_ranks(src: Path, run_dir: Path, ranks: int) -> dict[str, Any]:
+    """``ranks`` copies of the gzipped trace ``src`` in ``run_dir``, each with its own distributedInfo (see
+    the module's docstring: a per-rank gzip member, then the shared compressed body)."""
+    with gzip.open(src, "rb") as f:
+        text = f.read()
+    start = text.index(b"{")
+    if b'"distributedInfo"' in text:
+        raise SystemExit(f"{src} already has a distributedInfo")
+    body = gzip.compress(text[start + 1 :], compresslevel=GZIP_LEVEL)
+    events = text.count(b'"ph"')
+    del text
+    run_dir.mkdir(parents=True, exist_ok=True)
+    digits = max(2, len(str(ranks - 1)))
+    for r in range(ranks):
+        info = {"backend": "nccl", "rank": r, "world_size": ranks}
+        head = gzip.compress(b'{"distributedInfo": ' + json.dumps(info).encode() + b", ")
+        path = run_dir / f"rank{r:0{digits}d}.1623143089861.pt.trace.json.gz"
+        tmp = path.with_name(path.name + ".part")
+        tmp.write_bytes(head + body)
+        tmp.rename(path)
+    return {"path": str(run_dir), "sources": [str(src)], "ranks": ranks, "events": events * ranks}
+
+
 def uncompressed_size(path: Path) -> int:
     n = 0
     with gzip.open(path, "rb") as f:
@@ -215,7 +247,8 @@ def trace_path(out: Path, name: str) -> Path:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output folder (outside the repo)")
-    ap.add_argument("--only", nargs="*", choices=[*PRESETS, *RANK_PRESETS], help="build only these")
+    choices = [*PRESETS, *RANK_PRESETS, *BIG_RANK_PRESETS]
+    ap.add_argument("--only", nargs="*", choices=choices, help="build only these")
     ap.add_argument("--source", type=Path, default=KINETO_SAMPLE, help="trace to repeat")
     ap.add_argument("--force", action="store_true", help="rebuild outputs that exist")
     ap.add_argument("--scale", nargs=3, metavar=("IN", "OUT", "COPIES"), help="scale one file and exit")
@@ -238,6 +271,18 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             info = make_ranks(RANK_SAMPLES, run_dir, ranks)
             info["bytes"] = sum(uncompressed_size(p) for p in run_dir.glob("*.pt.trace.json.gz"))
+        elif name in BIG_RANK_PRESETS:
+            ranks, preset = BIG_RANK_PRESETS[name]
+            run_dir = a.out / name / name
+            if run_dir.exists() and len(list(run_dir.glob("*.pt.trace.json.gz"))) == ranks and not a.force:
+                print(f"{name}: exists ({run_dir})")
+                continue
+            src = trace_path(a.out, preset)
+            if not src.exists():
+                main(["--out", str(a.out), "--only", preset, "--source", str(a.source)])
+                manifest = json.loads(manifest_path.read_text())
+            info = make_big_ranks(src, run_dir, ranks)
+            info["bytes"] = ranks * uncompressed_size(next(run_dir.glob("*.pt.trace.json.gz")))
         else:
             dst = trace_path(a.out, name)
             if dst.exists() and not a.force:
