@@ -98,6 +98,18 @@ def test_the_profile_in_use_stays_when_it_alone_exceeds_the_budget() -> None:
     assert lru.keys() == ["other"]
 
 
+def test_a_loaded_profile_never_evicts_one_in_use() -> None:
+    lru = Resident(budget=250)
+    lru.touch("opened", 100)  # asked for by a request
+    lru.touch("loaded1", 100, recent=False)  # loaded by the scan meanwhile: ranks least recent
+    assert lru.over_budget() == [] and lru.keys() == ["loaded1", "opened"]
+    lru.touch("loaded2", 100, recent=False)  # 300 > 250: the newest load goes, not the one in use
+    assert lru.over_budget() == ["loaded2"]
+    assert lru.keys() == ["loaded1", "opened"]
+    lru.touch("opened", 120, recent=False)  # an existing key keeps its rank
+    assert lru.keys() == ["loaded1", "opened"]
+
+
 def test_no_budget_drops_nothing() -> None:
     lru = Resident(budget=None)
     for key in "abc":

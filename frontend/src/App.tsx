@@ -1,12 +1,29 @@
 import { type ReactNode, Suspense, useEffect, useMemo, useRef, useState } from "react";
 import { type Api, pageApi } from "./api/client";
-import { type RunsAnswer, defaultWorker, normalizeNames, normalizeRuns, workerFailed, workerLoaded } from "./api/runs";
+import {
+  type RunInfo,
+  type RunsAnswer,
+  defaultWorker,
+  normalizeNames,
+  normalizeRuns,
+  workerEvicted,
+  workerFailed,
+  workerLoaded,
+} from "./api/runs";
 import { Empty, ErrorBox, Loading, Select } from "./components/common";
 import { RunStatus } from "./components/RunStatus";
 import { copyText } from "./lib/source";
 import { useTheme } from "./lib/theme";
 import { tensorBoardPage, useUrlState } from "./lib/urlState";
 import { VIEWS, preloadView, viewLabel, viewKey } from "./views/registry";
+
+/** The worker selector's label: a worker whose files all failed, or were dropped from memory for the
+ * memory budget (opening it reads them again), says so. */
+function workerLabel(run: RunInfo | null | undefined, worker: string): string {
+  if (run && workerFailed(run, worker)) return `${worker} (failed to load)`;
+  if (run && workerEvicted(run, worker)) return `${worker} (evicted from memory)`;
+  return worker;
+}
 
 const POLL_LOADING_MS = 3000;
 const POLL_IDLE_MS = 15000;
@@ -215,7 +232,7 @@ export function App(): ReactNode {
               label="Worker"
               testId="select-worker"
               value={worker}
-              options={workerNames.map((w) => ({ value: w, label: run && workerFailed(run, w) ? `${w} (failed to load)` : w }))}
+              options={workerNames.map((w) => ({ value: w, label: workerLabel(run, w) }))}
               onChange={(v) => setState({ worker: v, span: null }, true)}
             />
           )}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultWorker, normalizeNames, normalizeRuns, workerFailed } from "../src/api/runs";
+import { defaultWorker, normalizeNames, normalizeRuns, workerEvicted, workerFailed } from "../src/api/runs";
 
 const answer = {
   logdir: "samples",
@@ -54,6 +54,29 @@ describe("default worker", () => {
     expect(defaultWorker(run, ["a_broken", "rank0"])).toBe("rank0");
     expect(workerFailed(run, "a_broken")).toBe(true);
     expect(workerFailed(run, "rank0")).toBe(false);
+  });
+  it("marks a worker whose loaded files were all evicted for the memory budget", () => {
+    const run = normalizeRuns({
+      runs: [
+        {
+          name: "r",
+          state: "ready",
+          files: [
+            { worker: "w0", span: "1", status: "ready", memory: "evicted" },
+            { worker: "w0", span: "2", status: "error", memory: null },
+            { worker: "w1", span: "1", status: "ready", memory: "resident" },
+            { worker: "w2", span: "1", status: "ready", memory: "evicted" },
+            { worker: "w2", span: "2", status: "ready", memory: "summary" },
+          ],
+        },
+      ],
+    }).runs[0]!;
+    expect(run.files[0]?.memory).toBe("evicted");
+    expect(run.files[1]?.memory).toBe("");
+    expect(workerEvicted(run, "w0")).toBe(true);
+    expect(workerEvicted(run, "w1")).toBe(false);
+    expect(workerEvicted(run, "w2")).toBe(false); // one span still only summarized, not dropped
+    expect(workerEvicted(run, "nobody")).toBe(false);
   });
   it("falls back to the first worker when none loaded yet", () => {
     const run = normalizeRuns({ runs: [{ name: "r", state: "loading", files: [] }] }).runs[0]!;

@@ -203,17 +203,24 @@ class Resident:
 
     ``touch`` records a use (and the profile's current size); ``over_budget`` names the least recently
     used keys to drop so the rest fit. The most recently used one is never dropped: a budget smaller
-    than one profile still serves it, one at a time."""
+    than one profile still serves it, one at a time. A key added with ``recent=False`` (loaded, not
+    asked for) goes first."""
 
     def __init__(self, budget: int | None) -> None:
         self.budget = budget
         self._sizes: OrderedDict[str, int] = OrderedDict()
         self._lock = threading.Lock()
 
-    def touch(self, key: str, nbytes: int) -> None:
+    def touch(self, key: str, nbytes: int, recent: bool = True) -> None:
+        """Record ``key``'s size; as the most recently used, or (``recent=False``, a new key only) as
+        the least recently used."""
         with self._lock:
+            new = key not in self._sizes
             self._sizes[key] = nbytes
-            self._sizes.move_to_end(key)
+            if recent:
+                self._sizes.move_to_end(key)
+            elif new:
+                self._sizes.move_to_end(key, last=False)
 
     def discard(self, key: str) -> None:
         with self._lock:

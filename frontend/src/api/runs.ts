@@ -10,6 +10,8 @@ export interface RunFile {
   span: string;
   /** waiting | loading | ready | error */
   status: string;
+  /** resident | summary | evicted (dropped for the memory budget; read again when opened) | "" */
+  memory: string;
 }
 
 export interface RunInfo {
@@ -44,7 +46,12 @@ export function normalizeRun(r: unknown): RunInfo {
   const o = isObj(r) ? r : {};
   const progress = isObj(o.progress) ? o.progress : {};
   const state = str(o.state);
-  const files = list(o.files).map((f) => ({ worker: str(f.worker), span: str(f.span), status: str(f.status) }));
+  const files = list(o.files).map((f) => ({
+    worker: str(f.worker),
+    span: str(f.span),
+    status: str(f.status),
+    memory: str(f.memory),
+  }));
   return {
     name: str(o.name),
     state,
@@ -98,6 +105,13 @@ export function workerLoaded(run: RunInfo, worker: string, span?: string | null)
 export function workerFailed(run: RunInfo, worker: string): boolean {
   const mine = run.files.filter((f) => f.worker === worker);
   return mine.length > 0 && mine.every((f) => f.status === "error");
+}
+
+/** Whether this worker's loaded files were all dropped from memory for the memory budget (opening it
+ * reads them again). */
+export function workerEvicted(run: RunInfo, worker: string): boolean {
+  const ready = run.files.filter((f) => f.worker === worker && f.status === "ready");
+  return ready.length > 0 && ready.every((f) => f.memory === "evicted");
 }
 
 /** The worker to open when none is asked for: the first one that loaded, else the first one. */
