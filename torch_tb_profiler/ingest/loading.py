@@ -156,10 +156,15 @@ class RunStore:
         ctx = multiprocessing.get_context("spawn")  # TensorBoard is multi-threaded: never fork it
         return cf.ProcessPoolExecutor(max_workers=self._workers, mp_context=ctx)
 
-    def _recycle_pool(self) -> None:
-        """After a big file, once nothing loads, let the pool's processes exit: an idle process that
-        parsed 500 MB of JSON keeps ~250 MB resident (freed objects stay in its heap). The next parse
-        starts a fresh process (~1 s of imports), which only happens when new files arrive."""
+    def _recycle_pool(self, loads_left: int = 0) -> None:
+        """After a big file, once nothing (else) loads, let the pool's processes exit: an idle process
+        that parsed 500 MB of JSON keeps ~250 MB resident (freed objects stay in its heap). The next
+        parse starts a fresh process (~1 s of imports), which only happens when new files arrive.
+        ``loads_left``: the loads that may still be in flight (1 from the parse that just ended: the
+        processes go before that load writes its index, while TensorBoard's own process grows)."""
+        with self._idle:
+            if self._inflight > loads_left:
+                return
         with self._pool_lock:
             if not self._pool_dirty or self._workers == 0:
                 return
@@ -533,15 +538,17 @@ class RunStore:
         if first_tail is None:
             if self._warm is not None:
                 self._warm.result()  # a lone file does not start a second process while the first warms
-            return self._submit(load_job, local).result()
-        # a split file wants two processes anyway: submitting now starts the second one at once
-        jobdir = new_jobdir()
-        try:
-            head = self._submit(head_job, local, jobdir, first_tail, chunk)
-            self._submit(tail_job, local, jobdir, first_tail, chunk)
-            return head.result()
-        finally:
-            shutil.rmtree(jobdir, ignore_errors=True)
+            outcome = self._submit(load_job, local).result()
+        else:  # a split file wants two processes anyway: submitting now starts the second one at once
+            jobdir = new_jobdir()
+            try:
+                head = self._submit(head_job, local, jobdir, first_tail, chunk)
+                self._submit(tail_job, local, jobdir, first_tail, chunk)
+                outcome = head.result()
+            finally:
+                shutil.rmtree(jobdir, ignore_errors=True)
+        self._recycle_pool(loads_left=1)
+        return outcome
 
     # ---- queries (all answer from a consistent snapshot, without waiting on loads) ---------------
     def runs(self) -> list[dict[str, Any]]:
