@@ -311,7 +311,7 @@ class RunStore:
             if not isinstance(outcome, str):
                 if not from_index:
                     self._save_index(f, outcome)
-                self._used(path, outcome)
+                self._used(path, outcome, loaded=True)
             if from_index and self._on_indexed is not None:
                 assert not isinstance(outcome, str)
                 try:
@@ -420,11 +420,13 @@ class RunStore:
         self._summaries.pop(path, None)
         self.resident.discard(path)
 
-    def _used(self, path: str, profile: Profile) -> None:
+    def _used(self, path: str, profile: Profile, loaded: bool = False) -> None:
         """Record a use of a resident profile (its size now, cache included) and drop the least recently
         used others past the budget. A request still holding a dropped profile keeps it alive until
-        it answers; the next request reads it again."""
-        self.resident.touch(path, profile_nbytes(profile))
+        it answers; the next request reads it again. ``loaded``: just loaded by the scan, not asked
+        for: it ranks as the least recently used, so loading never evicts a profile a user opened (it
+        is dropped itself when there is no room)."""
+        self.resident.touch(path, profile_nbytes(profile), recent=not loaded)
         dropped = self.resident.over_budget()
         if not dropped:
             return
@@ -474,7 +476,12 @@ class RunStore:
             return profile
         assert pending is not None
         if not owner:
-            return pending.result()
+            profile = pending.result()
+            with self._lock:
+                kept = self._profiles.get(path) is profile
+            if keep and kept:
+                self._used(path, profile)
+            return profile
         try:
             outcome, note, from_index, _failed = self._read(f)
             if isinstance(outcome, str):
