@@ -118,8 +118,11 @@ class TimelineIndex:
         return np.flatnonzero(np.isin(self.seg_track, np.asarray(tracks, dtype=np.int64)))
 
 
+INDEX_KEY = "timeline.index"  # the memo key in profile.cache (also filled from the persisted index)
+
+
 def index(profile: Profile) -> TimelineIndex:
-    return memoized(profile, "timeline.index", lambda: build_index(profile))
+    return memoized(profile, INDEX_KEY, lambda: build_index(profile))
 
 
 # ---- building --------------------------------------------------------------------------------------
@@ -224,39 +227,65 @@ def build_index(profile: Profile) -> TimelineIndex:
     ts, end, track, depth = ts[final], end[final], track[final], depth[final]
     kind, row, name_codes, moved_mask = kind[final], row[final], name_codes[final], moved_mask[final]
 
-    seg_lo, seg_hi = _segments(track, depth)
+    groups, tracks = _describe(profile, ordered_keys, track, depth, moved_mask, nest_rows)
+    rng = _range(profile, ts, end)
+    idx = assemble(
+        rng,
+        groups,
+        tracks,
+        {
+            "ts": ts,
+            "end": end,
+            "name": name_codes.astype(np.int32),
+            "kind": kind,
+            "row": row,
+            "track": track.astype(np.uint16),
+            "depth": depth.astype(np.uint16),
+        },
+        names,
+        {k: len(getattr(profile, TABLES[k])) for k in KINDS},
+    )
+    _add_counters(profile, idx)
+    return idx
 
+
+EVENT_ARRAYS = ("ts", "end", "name", "kind", "row", "track", "depth")
+
+
+def assemble(
+    span: tuple[float, float],
+    groups: list[dict[str, str]],
+    tracks: list[Track],
+    events: dict[str, np.ndarray],
+    names: np.ndarray,
+    table_rows: dict[str, int],
+    counters: dict[int, Series] | None = None,
+) -> TimelineIndex:
+    """An index from its event arrays (EVENT_ARRAYS, sorted by track, row, start), deriving the row
+    segments and the id lookups; ``table_rows``: the rows of each kind's table. Used by build_index and
+    by the persisted index (ingest/index_timeline.py), which stores only what this does not derive."""
+    track, depth, kind, row = events["track"], events["depth"], events["kind"], events["row"]
+    seg_lo, seg_hi = _segments(track, depth)
     position = {}
     for c, k in enumerate(KINDS):
         rows_of_kind = np.flatnonzero(kind == c)
-        n = len(getattr(profile, TABLES[k]))
-        pos = np.full(n, -1, dtype=np.int64)
+        pos = np.full(table_rows[k], -1, dtype=np.int64)
         pos[row[rows_of_kind]] = rows_of_kind
         position[k] = pos
-
-    groups, tracks = _describe(profile, ordered_keys, track, depth, moved_mask, nest_rows)
-    rng = _range(profile, ts, end)
-    idx = TimelineIndex(
-        start_us=rng[0],
-        end_us=rng[1],
+    return TimelineIndex(
+        start_us=span[0],
+        end_us=span[1],
         groups=groups,
         tracks=tracks,
-        ts=ts,
-        end=end,
-        name=name_codes.astype(np.int32),
-        kind=kind,
-        row=row,
-        track=track.astype(np.uint16),
-        depth=depth.astype(np.uint16),
+        **events,
         names=names,
         seg_track=track[seg_lo].astype(np.int64),
         seg_depth=depth[seg_lo].astype(np.int64),
         seg_lo=seg_lo,
         seg_hi=seg_hi,
         position=position,
+        counters=counters if counters is not None else {},
     )
-    _add_counters(profile, idx)
-    return idx
 
 
 def _first_of(codes: np.ndarray, n: int) -> np.ndarray:

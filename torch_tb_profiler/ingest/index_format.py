@@ -10,7 +10,9 @@ the distributed analysis's per-rank figures (``analysis.distributed.RankPart``: 
 table, the rest in the header) and which views the profile has, readable with the header alone
 (``summary_size`` + ``loads_summary``), so a job of many ranks is served without reading the event
 tables (docs/architecture.md, "Persisted index"). Each table is one Arrow IPC stream
-(lz4-compressed buffers). String columns are stored as dictionaries (one copy of each distinct value);
+(lz4-compressed buffers). When the profile's timeline index had been built, its tables follow the
+event tables (``index_timeline``: a re-opened profile draws its Trace view without building it).
+String columns are stored as dictionaries (one copy of each distinct value);
 reading them back gives one Python str per distinct value, shared by every row that has it, as a fresh
 parse does. Numbers keep their exact dtype. A file that is short, has a wrong checksum, or does not
 decode raises ``IndexFormatError``.
@@ -35,12 +37,15 @@ import pandas as pd
 import pyarrow as pa
 
 from torch_tb_profiler import __version__
+from torch_tb_profiler.analysis.timeline import INDEX_KEY
+from torch_tb_profiler.ingest import index_timeline
 from torch_tb_profiler.model.profile import Profile, TraceMeta
 
 log = logging.getLogger(__name__)
 
 MAGIC = b"TTBPIDX\x01"
-FORMAT_VERSION = 2  # 2: the summary (per-rank distributed figures, view facts) before the tables
+# 2: the summary (per-rank distributed figures, view facts) before the tables; 3: the timeline index
+FORMAT_VERSION = 3
 _LEN = struct.Struct("<Q")
 _DTYPE_KEY = b"dtype"
 _COMPRESSION = "lz4"
@@ -128,6 +133,10 @@ def dumps(profile: Profile, identity: dict[str, Any]) -> bytes:
         _table_bytes(_SUMMARY_CALLS, calls, compression=None)
     ]  # tens of rows: lz4 costs more than it saves
     bodies += [_table_bytes(name, getattr(profile, name)) for name in _TABLES]
+    timeline = index_timeline.to_parts(profile)  # None when its timeline index was not built
+    if timeline is not None:
+        names += list(timeline[1])
+        bodies += [_table_bytes(name, frame) for name, frame in timeline[1].items()]
     tables: dict[str, list[int]] = {}
     offset = 0
     for name, body in zip(names, bodies, strict=True):
@@ -144,6 +153,7 @@ def dumps(profile: Profile, identity: dict[str, Any]) -> bytes:
         },
         "meta": _meta_to_json(profile.meta),
         "summary": summary,
+        "timeline": timeline[0] if timeline is not None else None,
         "tables": tables,
         "body_bytes": offset,
     }
@@ -284,6 +294,14 @@ def loads(data: bytes | memoryview) -> Profile:
         from torch_tb_profiler.analysis.distributed import RANK_PART_KEY
 
         profile.cache[RANK_PART_KEY] = part
+    if header.get("timeline"):
+        try:
+            stored = {name: _read_table(view, start, header, name) for name in index_timeline.TABLES}
+            profile.cache[INDEX_KEY] = index_timeline.from_parts(header["timeline"], stored)
+        except IndexFormatError:
+            raise
+        except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
+            raise IndexFormatError(f"unreadable timeline index: {type(e).__name__}: {e}") from None
     return profile
 
 
