@@ -1,7 +1,7 @@
 """The Distributed view of a job of many ranks in chromium: the rank × step heatmap shows a planted
 straggler as a row of its own colour, the slowest ranks are named, the per-rank list is virtualized.
 
-256 small rank files (tests/fixtures/builders_distributed.py) are written into tmp: step 1's straggler
+1024 small rank files (tests/fixtures/builders_distributed.py) are written into tmp: step 1's straggler
 is rank 200 (100 µs late), step 2's is rank 37 (40 µs late). Computation (not overlapped) per step, by
 hand: 200 µs on a bystander, 300 on rank 200 in step 1, 240 on rank 37 in step 2, so the heatmap's
 colour scale runs 200 → 300 µs (lightest → darkest).
@@ -17,7 +17,7 @@ from tests.e2e.conftest import app_url, shot
 from tests.fixtures.builders_distributed import write_job
 from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
 
-WORLD = 256
+WORLD = 1024
 LIGHT, DARK = [239, 243, 255], [8, 48, 107]  # components/Heatmap.tsx cellColor's ends
 
 
@@ -47,7 +47,7 @@ def pixel(page, row: int, col: int) -> list[int]:
     )
 
 
-def test_heatmap_and_slowest_ranks_at_256_ranks(tb_ranks, page, rec):
+def test_heatmap_and_slowest_ranks_at_1024_ranks(tb_ranks, page, rec):
     page.goto(app_url(tb_ranks, run="job", view="Distributed"))
     heat = page.locator('[data-testid="rank-heatmap"]')
     heat.wait_for(timeout=120_000)
@@ -62,7 +62,7 @@ def test_heatmap_and_slowest_ranks_at_256_ranks(tb_ranks, page, rec):
     # computation: rank 200's step 1 is the darkest cell, a bystander's the lightest
     page.wait_for_function("() => document.querySelector('[data-testid=rank-heatmap] canvas').width > 0")
     assert pixel(page, 200, 0) == DARK
-    assert pixel(page, 0, 0) == LIGHT and pixel(page, 255, 1) == LIGHT
+    assert pixel(page, 0, 0) == LIGHT and pixel(page, WORLD - 1, 1) == LIGHT
     assert pixel(page, 37, 0) == LIGHT and pixel(page, 37, 1) != LIGHT  # 240 µs: in between
     page.evaluate("window.scrollTo(0, 0)")
     shot(page, "distributed_ranks.png", max_height=1400)
@@ -82,7 +82,7 @@ def test_heatmap_and_slowest_ranks_at_256_ranks(tb_ranks, page, rec):
     # the per-rank list and the collectives over all ranks
     table = page.locator('[data-testid="rank-table"]')
     assert table.locator(".dt-item").count() < 60  # virtualized: only the rows in view
-    assert page.locator('[data-testid="overlap-chart"]').count() == 0  # no bars for 256 workers
+    assert page.locator('[data-testid="overlap-chart"]').count() == 0  # no bars for 1024 workers
     coll = page.locator('[data-testid="collectives-job-table"]').inner_text()
     assert "all_reduce" in coll and "rank200" in coll
     assert rec.errors == []
