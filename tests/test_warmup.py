@@ -114,7 +114,7 @@ def test_each_profile_is_warmed_once(tmp_path: Path, monkeypatch: pytest.MonkeyP
             warmer.request("run", "w0", None)
         warmer.request("run", "no-such-worker", None)  # unknown: ignored, never raises
         assert warmer.wait(60)
-        assert warmed == [("run", "w0", None, None)]  # None: every view
+        assert warmed == [("run", "w0", None)]
     finally:
         store.close()
 

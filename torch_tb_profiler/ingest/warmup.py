@@ -5,9 +5,9 @@ table: 0.3 s on a 322 MB trace, 1 s on 1 GB; a 64-worker run's distributed analy
 overview of a profile has been asked for, a background thread asks the other views' first questions
 itself, with the parameters the frontend sends, so that opening them later answers from the cache.
 It waits while files are loading, handles each profile once, and skips views that do not apply
-(their 404). The timeline index alone is also built as soon as the profile a run opens on has loaded
-(``prepare_timeline``): the Trace view's first draw then finds it ready. ``analysis/cache.memoized`` makes a request that arrives mid-computation wait for that
-computation instead of repeating it.
+(their 404). ``analysis/cache.memoized`` makes a request that arrives mid-computation wait for that
+computation instead of repeating it. (The timeline index of the profile a run opens on is not built
+here but by the plugin as soon as that profile is ready: plugin._on_loaded.)
 """
 
 from __future__ import annotations
@@ -27,14 +27,13 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TIMELINE_REQUEST = "/timeline/tracks"  # builds the timeline index
 # (route, extra parameters): the frontend's first request of each view after the overview
 WARM_REQUESTS: tuple[tuple[str, dict[str, str]], ...] = (
     ("/operators", {"group_by": "name"}),
     ("/kernels", {"group_by": "name"}),
     ("/memory/stats", {}),
     ("/distributed", {}),
-    (TIMELINE_REQUEST, {}),
+    ("/timeline/tracks", {}),  # builds the timeline index
     ("/modules", {}),
 )
 _QUEUED = "warmup.queued"
@@ -45,23 +44,15 @@ class Warmer:
     def __init__(self, store: RunStore, routes: dict[str, Handler]) -> None:
         self._store = store
         self._requests = [(path, routes[path], extra) for path, extra in WARM_REQUESTS if path in routes]
-        # (run, worker, span, only these routes or None for all)
-        self._queue: queue.Queue[tuple[str, str, str | None, tuple[str, ...] | None]] = queue.Queue()
+        self._queue: queue.Queue[tuple[str, str, str | None]] = queue.Queue()
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
 
     def request(self, run: str, worker: str, span: str | None) -> None:
         """Warm the views of this profile (after its overview was served); cheap, never raises, never waits
         (the overview may have been answered from the index before the full profile is read)."""
-        self._put((run, worker, span, None))
-
-    def prepare_timeline(self, run: str, worker: str, span: str | None) -> None:
-        """Build this profile's timeline index in the background (it has just loaded); never raises."""
-        self._put((run, worker, span, (TIMELINE_REQUEST,)))
-
-    def _put(self, item: tuple[str, str, str | None, tuple[str, ...] | None]) -> None:
         with self._lock:
-            self._queue.put(item)
+            self._queue.put((run, worker, span))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="profiler-warm", daemon=True)
                 self._thread.start()
@@ -74,15 +65,12 @@ class Warmer:
 
     def _loop(self) -> None:
         while True:
-            run, worker, span, only = self._queue.get()
+            run, worker, span = self._queue.get()
             try:
-                if only is None:  # loading first: it is what the user waits for...
-                    self._store.wait_idle(LOAD_WAIT_S)
-                # ...but not for the timeline index (prepare_timeline): the Trace view's first draw waits
-                # for it, while the loader may still be writing the persisted index of that same profile
-                if only is None and not self._first_time(run, worker, span):
+                self._store.wait_idle(LOAD_WAIT_S)  # loading first: it is what the user waits for
+                if not self._first_time(run, worker, span):
                     continue
-                self._warm(run, worker, span, only)
+                self._warm(run, worker, span)
             finally:
                 self._queue.task_done()
 
@@ -100,10 +88,8 @@ class Warmer:
             profile.cache[_QUEUED] = True
         return True
 
-    def _warm(self, run: str, worker: str, span: str | None, only: tuple[str, ...] | None) -> None:
+    def _warm(self, run: str, worker: str, span: str | None) -> None:
         for path, handler, extra in self._requests:
-            if only is not None and path not in only:
-                continue
             params = {"run": run, "worker": worker, **extra}
             if span is not None:
                 params["span"] = span
