@@ -6,7 +6,7 @@ import { type Entry, WindowCache, encodeTracks, tileFor } from "../src/timeline/
 import { DecodeError, decodeWindow, encodeWindow } from "../src/timeline/decode";
 import { COUNTER_H, GROUP_H, ROW_H, TRACK_PAD, buildLayout, groupKey, rowAt, rowY, trackKey, tracksIn } from "../src/timeline/layout";
 import { MIN_SPAN, centreOn, clampView, formatTick, formatTime, pan, tickStep, ticks, timeToX, unitFor, xToTime, zoomAt } from "../src/timeline/nav";
-import { boxName, colorOf, counterValueAt, fitText, isMixed, MEMCPY, MEMSET } from "../src/timeline/render";
+import { boxName, colorOf, counterValueAt, drawCounter, fitText, isMixed, makePalette, MEMCPY, MEMSET } from "../src/timeline/render";
 import { parseFind, timelineStatus } from "../src/views/Trace";
 
 const header = {
@@ -279,5 +279,46 @@ describe("status line", () => {
     expect(timelineStatus("loading", null)).toBe("loading…");
     expect(timelineStatus("ready", { resolution: 2, coarsened: true })).toMatch(/^coarsened: events under 2(\.0+)? µs merged/);
     expect(timelineStatus("loading", { resolution: 2000, coarsened: true })).toMatch(/^loading… \(coarsened: events under 2(\.0+)? ms/);
+  });
+});
+
+describe("drawCounter", () => {
+  /** A context that records the path's vertices (the drawing itself is checked in chromium, e2e). */
+  function recorder() {
+    const points: [number, number][] = [];
+    const noop = () => undefined;
+    const ctx = {
+      save: noop, restore: noop, beginPath: noop, rect: noop, clip: noop, closePath: noop, fill: noop, stroke: noop,
+      moveTo: (x: number, y: number) => points.push([x, y]),
+      lineTo: (x: number, y: number) => points.push([x, y]),
+      fillStyle: "", strokeStyle: "", lineWidth: 1,
+    };
+    return { ctx: ctx as unknown as CanvasRenderingContext2D, points };
+  }
+  const pal = makePalette(false, null);
+
+  it("keeps a few vertices per pixel column however long the series, with each column's extremes", () => {
+    const n = 200_000; // 200 samples per pixel over 1000 px
+    const ts = new Float64Array(n).map((_, i) => i);
+    const values = new Float64Array(n).map((_, i) => (i % 200 === 50 ? 1 : i % 200 === 150 ? 0 : 0.5));
+    const { ctx, points } = recorder();
+    const vp = { view: { t0: 0, t1: n }, base: 0, x0: 0, width: 1000, height: 100, scrollY: 0 };
+    drawCounter(ctx, { ts, values }, 1, 0, 100, vp, pal);
+    expect(points.length).toBeLessThanOrEqual(6 * 1000 + 10);
+    const ys = new Set(points.map(([, y]) => y));
+    expect(ys.has(2)).toBe(true); // value 1: the top (y + h - (h - 2))
+    expect(ys.has(100)).toBe(true); // value 0: the bottom
+  });
+
+  it("draws only the points around the view: one before it, through one after it", () => {
+    const ts = new Float64Array([0, 10, 20, 30, 40, 50]);
+    const values = new Float64Array([0.1, 0.2, 0.3, 0.4, 0.5, 0.6]);
+    const { ctx, points } = recorder();
+    const vp = { view: { t0: 25, t1: 35 }, base: 0, x0: 0, width: 100, height: 50, scrollY: 0 };
+    drawCounter(ctx, { ts, values }, 1, 0, 50, vp, pal);
+    const yOf = (v: number) => 50 - v * 48;
+    // the level in force at the start (0.3, from t=20), the step at t=30 to 0.4, the point at t=40 (0.5)
+    expect(points.map(([, y]) => y)).toEqual([50, yOf(0.3), yOf(0.3), yOf(0.4), yOf(0.4), yOf(0.5), yOf(0.5), 50]);
+    expect(points[0]![0]).toBe(-2); // t=20 is before the view: at the left edge
   });
 });

@@ -286,26 +286,59 @@ export function fitText(s: string, px: number): string {
 /** A counter track as a filled step chart, scaled 0..max. */
 export function drawCounter(ctx: CanvasRenderingContext2D, series: TlSeries, max: number, y: number, h: number, vp: Viewport, pal: Palette): void {
   const { view, base, x0, width } = vp;
-  const n = series.ts.length;
+  const { ts, values } = series;
+  const n = ts.length;
   if (n === 0) return;
   const scale = width / (view.t1 - view.t0);
-  const top = max > 0 ? max : Math.max(...series.values, 1e-12);
+  let top = max;
+  if (!(top > 0)) {
+    top = 1e-12;
+    for (let i = 0; i < n; i++) if (values[i]! > top) top = values[i]!;
+  }
   const yOf = (v: number) => y + h - (Math.max(0, Math.min(v, top)) / top) * (h - 2);
+  const xOf = (t: number) => Math.min(width + 2, Math.max(-2, (t - base - view.t0) * scale));
+  // only the points that matter: the last one at or before the view's start through the first one at or
+  // after its end (a cached coarser window can hold many more), and per pixel column at most its
+  // entering value, its extremes and its last value: the path stays a few vertices per pixel, whatever
+  // the series' length (a long path costs software canvases more than all the boxes)
+  const lo = Math.max(0, bisect(ts, base + view.t0, true) - 1);
+  const hi = Math.min(n - 1, bisect(ts, base + view.t1, false));
   ctx.save();
   ctx.beginPath();
   ctx.rect(x0, y, width, h);
   ctx.clip();
   ctx.beginPath();
-  let px = x0 + Math.max(-2, (series.ts[0]! - base - view.t0) * scale);
-  ctx.moveTo(px, y + h);
-  let py = yOf(series.values[0]!);
-  ctx.lineTo(px, py);
-  for (let i = 1; i < n; i++) {
-    const x = x0 + Math.min(width + 2, Math.max(-2, (series.ts[i]! - base - view.t0) * scale));
-    ctx.lineTo(x, py);
-    py = yOf(series.values[i]!);
-    ctx.lineTo(x, py);
-    px = x;
+  let x = xOf(ts[lo]!);
+  let col = Math.round(x);
+  let py = yOf(values[lo]!);
+  let lowest = py;
+  let highest = py;
+  ctx.moveTo(x0 + x, y + h);
+  ctx.lineTo(x0 + x, py);
+  for (let i = lo + 1; i <= hi; i++) {
+    x = xOf(ts[i]!);
+    const v = yOf(values[i]!);
+    const c = Math.round(x);
+    if (c === col) {
+      if (v < lowest) lowest = v;
+      if (v > highest) highest = v;
+      py = v;
+      continue;
+    }
+    if (lowest !== highest) {
+      ctx.lineTo(x0 + col, lowest);
+      ctx.lineTo(x0 + col, highest);
+      ctx.lineTo(x0 + col, py);
+    }
+    ctx.lineTo(x0 + x, py);
+    ctx.lineTo(x0 + x, v);
+    col = c;
+    lowest = highest = py = v;
+  }
+  if (lowest !== highest) {
+    ctx.lineTo(x0 + col, lowest);
+    ctx.lineTo(x0 + col, highest);
+    ctx.lineTo(x0 + col, py);
   }
   ctx.lineTo(x0 + width + 2, py);
   ctx.lineTo(x0 + width + 2, y + h);
@@ -318,17 +351,22 @@ export function drawCounter(ctx: CanvasRenderingContext2D, series: TlSeries, max
   ctx.restore();
 }
 
+/** The first index of sorted `a` whose value is >= `t` (`after`: > `t`); a.length when none. */
+export function bisect(a: Float64Array, t: number, after: boolean): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < t || (after && a[mid] === t)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** The counter's value at absolute time t (the last point at or before t). */
 export function counterValueAt(series: TlSeries, t: number): number | null {
-  let lo = 0;
-  let hi = series.ts.length - 1;
-  if (hi < 0 || series.ts[0]! > t) return null;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (series.ts[mid]! <= t) lo = mid;
-    else hi = mid - 1;
-  }
-  return series.values[lo] ?? null;
+  const i = bisect(series.ts, t, true) - 1; // the last sample at or before t
+  return i < 0 ? null : (series.values[i] ?? null);
 }
 
 export const STEPS_H = 18;
