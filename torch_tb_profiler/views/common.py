@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 import numpy as np
+import pandas as pd
 from werkzeug.wrappers import Request, Response
 
 if TYPE_CHECKING:
@@ -79,6 +80,19 @@ def float_param(request: Request, name: str) -> float | None:
     if not math.isfinite(value):
         raise bad_request(f"'{name}' must be finite; got '{raw}'")
     return value
+
+
+def rows_containing(table: pd.DataFrame, query: str, columns: tuple[str, ...]) -> pd.DataFrame:
+    """The rows where any of ``columns`` (those the table has) contains ``query``, case-insensitively
+    (a plain substring, the tables' search box); all rows for an empty query."""
+    if not query:
+        return table
+    needle = query.lower()
+    hit = pd.Series(False, index=table.index)
+    for column in columns:
+        if column in table.columns:
+            hit |= table[column].astype(str).str.lower().str.contains(needle, regex=False)
+    return table[hit]
 
 
 def profile_param(request: Request, store: RunStore) -> Profile:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import kernels as k
@@ -14,7 +13,7 @@ from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.operators import records
 from torch_tb_profiler.analysis.summary import clean
 from torch_tb_profiler.ingest.loading import RunStore
-from torch_tb_profiler.views.common import choice_param, int_param, param, profile_param
+from torch_tb_profiler.views.common import choice_param, int_param, param, profile_param, rows_containing
 from torch_tb_profiler.views.operators import DEFAULT_LIMIT, MAX_LIMIT, ORDERS
 
 
@@ -30,7 +29,7 @@ def kernels(request: Request, store: RunStore) -> dict[str, Any]:
     query = param(request, "q", "")
     profile = profile_param(request, store)
     table = k.kernel_table(profile, group_by)
-    matched = table[_matches(table, query)] if query else table
+    matched = rows_containing(table, query, ("name", "op_name"))
     ordered = matched.sort_values([sort, "name"], ascending=[order == "asc", True], kind="stable")
     by_name = k.kernel_table(profile, "name")
     units = accelerator(profile).matrix_units
@@ -56,15 +55,6 @@ def kernels(request: Request, store: RunStore) -> dict[str, Any]:
             "matrix_units": units,
         }
     )
-
-
-def _matches(table: pd.DataFrame, query: str) -> pd.Series:
-    """Rows whose kernel name (or launching operator's name) contains query, case-insensitively."""
-    needle = query.lower()
-    hit = table["name"].astype(str).str.lower().str.contains(needle, regex=False)
-    if "op_name" in table.columns:
-        hit |= table["op_name"].astype(str).str.lower().str.contains(needle, regex=False)
-    return hit
 
 
 ROUTES = {"/kernels": kernels}

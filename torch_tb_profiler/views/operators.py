@@ -5,14 +5,20 @@ from __future__ import annotations
 
 from typing import Any
 
-import pandas as pd
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis import operators as ops
 from torch_tb_profiler.analysis.accelerator import accelerator
 from torch_tb_profiler.analysis.summary import clean
 from torch_tb_profiler.ingest.loading import RunStore
-from torch_tb_profiler.views.common import choice_param, int_param, not_found, param, profile_param
+from torch_tb_profiler.views.common import (
+    choice_param,
+    int_param,
+    not_found,
+    param,
+    profile_param,
+    rows_containing,
+)
 
 TOP_MEASURES = ("device_self_us", "device_total_us", "host_self_us", "host_total_us")
 
@@ -35,7 +41,7 @@ def operators(request: Request, store: RunStore) -> dict[str, Any]:
     profile = profile_param(request, store)
     table = ops.operator_table(profile, group_by)
     by_name = ops.operator_table(profile, "name")
-    matched = table[_matches(table, query)] if query else table
+    matched = rows_containing(table, query, ("name", "input_shape"))
     ordered = matched.sort_values([sort, "name"], ascending=[order == "asc", True], kind="stable")
     return clean(
         {
@@ -54,15 +60,6 @@ def operators(request: Request, store: RunStore) -> dict[str, Any]:
             "matrix_units": accelerator(profile).matrix_units,
         }
     )
-
-
-def _matches(table: pd.DataFrame, query: str) -> pd.Series:
-    """Rows whose name (or input shape) contains query, case-insensitively (a plain substring)."""
-    needle = query.lower()
-    hit = table["name"].astype(str).str.lower().str.contains(needle, regex=False)
-    if "input_shape" in table.columns:
-        hit |= table["input_shape"].astype(str).str.lower().str.contains(needle, regex=False)
-    return hit
 
 
 def operator_stack(request: Request, store: RunStore) -> dict[str, Any]:
