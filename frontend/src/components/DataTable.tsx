@@ -56,6 +56,46 @@ export interface DataTableProps<R> {
   };
 }
 
+export type ServerTable = NonNullable<DataTableProps<unknown>["server"]>;
+
+/** The `server` prop of a table showing one page of a paged route (operators, kernels): the count
+ * "first–last of N rows (M in all)" and Previous/Next buttons that move `offset` by `pageSize`. */
+export function serverPage(o: {
+  query: string;
+  onQuery: (q: string) => void;
+  sort: { id: string; desc: boolean };
+  /** only sorts the route knows reach it (the others are ignored) */
+  sortable: (id: string) => boolean;
+  onSort: (sort: { id: string; desc: boolean }) => void;
+  page: { offset: number; matched: number; total: number };
+  shown: number;
+  pageSize: number;
+  setOffset: (offset: number) => void;
+}): ServerTable {
+  const { page } = o;
+  const first = page.matched ? page.offset + 1 : 0;
+  const last = page.offset + o.shown;
+  return {
+    query: o.query,
+    onQuery: o.onQuery,
+    sort: o.sort,
+    onSort: (s) => (o.sortable(s.id) ? o.onSort(s) : undefined),
+    count: `${first.toLocaleString("en-US")}–${last.toLocaleString("en-US")} of ${rowCount(page.matched)}${
+      page.matched < page.total ? ` (${page.total.toLocaleString("en-US")} in all)` : ""
+    }`,
+    pager: (
+      <span className="pager">
+        <button type="button" className="btn" disabled={page.offset === 0} onClick={() => o.setOffset(Math.max(0, page.offset - o.pageSize))}>
+          Previous
+        </button>
+        <button type="button" className="btn" disabled={last >= page.matched} onClick={() => o.setOffset(page.offset + o.pageSize)}>
+          Next
+        </button>
+      </span>
+    ),
+  };
+}
+
 /** Tables of at most this many rows grow to fit every row (headers may wrap) instead of scrolling. */
 const FIT_ROWS = 15;
 

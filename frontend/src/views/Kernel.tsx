@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useMemo, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
-import { type Column, DataTable, rowCount } from "../components/DataTable";
+import { type Column, DataTable, serverPage } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { fileSlug } from "../lib/csv";
 import { arr, get, num, str } from "../lib/pick";
@@ -201,28 +201,18 @@ export function KernelView(p: ViewProps): ReactNode {
   if (totals.count === 0)
     return <Empty title="This trace has no kernels">Profile with ProfilerActivity.CUDA (or another accelerator) to see kernels.</Empty>;
 
-  const first = page.matched ? page.offset + 1 : 0;
-  const last = page.offset + rows.length;
   const server = paged
-    ? {
+    ? serverPage({
         query: typed,
         onQuery: setTyped,
-        sort,
-        onSort: (s: { id: string; desc: boolean }) => (SORT_KEYS[s.id] ? setSort(s) : undefined),
-        count: `${first.toLocaleString("en-US")}–${last.toLocaleString("en-US")} of ${rowCount(page.matched)}${
-          page.matched < page.total ? ` (${page.total.toLocaleString("en-US")} in all)` : ""
-        }`,
-        pager: (
-          <span className="pager">
-            <button type="button" className="btn" disabled={page.offset === 0} onClick={() => setOffset(Math.max(0, page.offset - PAGE))}>
-              Previous
-            </button>
-            <button type="button" className="btn" disabled={last >= page.matched} onClick={() => setOffset(page.offset + PAGE)}>
-              Next
-            </button>
-          </span>
-        ),
-      }
+        sort: sort,
+        sortable: (id) => !!SORT_KEYS[id],
+        onSort: setSort,
+        page,
+        shown: rows.length,
+        pageSize: PAGE,
+        setOffset,
+      })
     : undefined;
 
   return (

@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
-import { type Column, DataTable, rowCount } from "../components/DataTable";
+import { type Column, DataTable, serverPage } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { PathRules, StackFrames } from "../components/StackFrames";
 import { fileSlug } from "../lib/csv";
@@ -233,28 +233,18 @@ export function OperatorView(p: ViewProps): ReactNode {
     { title: "Host self time", m: "host_self_us" },
     { title: "Host total time", m: "host_total_us" },
   ];
-  const first = page.matched ? page.offset + 1 : 0;
-  const last = page.offset + rows.length;
   const server = paged
-    ? {
+    ? serverPage({
         query: typed,
         onQuery: setTyped,
         sort: { id: sortId, desc },
-        onSort: (s: { id: string; desc: boolean }) => (SORT_KEYS[s.id] ? setSort(s) : undefined),
-        count: `${first.toLocaleString("en-US")}–${last.toLocaleString("en-US")} of ${rowCount(page.matched)}${
-          page.matched < page.total ? ` (${page.total.toLocaleString("en-US")} in all)` : ""
-        }`,
-        pager: (
-          <span className="pager">
-            <button type="button" className="btn" disabled={page.offset === 0} onClick={() => setOffset(Math.max(0, page.offset - PAGE))}>
-              Previous
-            </button>
-            <button type="button" className="btn" disabled={last >= page.matched} onClick={() => setOffset(page.offset + PAGE)}>
-              Next
-            </button>
-          </span>
-        ),
-      }
+        sortable: (id) => !!SORT_KEYS[id],
+        onSort: setSort,
+        page,
+        shown: rows.length,
+        pageSize: PAGE,
+        setOffset,
+      })
     : undefined;
 
   return (
