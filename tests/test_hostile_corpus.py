@@ -7,12 +7,10 @@ of SIGTERM; the CLI summarises the same logdir without a traceback.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +19,7 @@ from typing import Any
 import psutil
 import pytest
 
+from tests.fixtures.peak_rss import PeakRss
 from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
 from tests.hostile.make_corpus import GOOD_RUNS, LOOP_WARNINGS, Case, make_corpus
 from tests.test_routes_bad_input import REQUIRED, ROUTES
@@ -29,34 +28,6 @@ pytestmark = pytest.mark.skipif(os.name != "posix", reason="the corpus has FIFOs
 
 MEMORY_BOUND = 1536 << 20  # bytes of RSS, TensorBoard and its loading processes together
 SHUTDOWN_S = 10.0
-
-
-class _PeakRss:
-    """Samples the RSS of a process and its descendants every 0.1 s."""
-
-    def __init__(self, pid: int) -> None:
-        self.peak = 0
-        self._root = psutil.Process(pid)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            total = 0
-            try:
-                for p in [self._root, *self._root.children(recursive=True)]:
-                    with contextlib.suppress(psutil.Error):  # exited meanwhile
-                        total += p.memory_info().rss
-            except psutil.Error:
-                return
-            self.peak = max(self.peak, total)
-            self._stop.wait(0.1)
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.peak
 
 
 @pytest.fixture(scope="module")
@@ -75,7 +46,7 @@ def served(
     with tensorboard(
         root, env={"TORCH_PROFILER_TRACE_CACHE": str(cache)}, tmp=tmp_path_factory.mktemp("tb")
     ) as tb:
-        rss = _PeakRss(tb.proc.pid)
+        rss = PeakRss(tb.proc.pid)
         runs = tb.wait_loaded(timeout=120)
         yield {"tb": tb, "runs": runs, "rss": rss}
 

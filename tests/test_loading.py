@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -165,23 +166,17 @@ def test_pool_processes_do_not_rerun_the_main_script(tmp_path: Path) -> None:
 
 
 def _children() -> set[int]:
-    """This process's live children (pool processes), from /proc."""
-    me, out = os.getpid(), set()
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as f:
-                stat = f.read()
-        except OSError:
-            continue
-        rest = stat[stat.rfind(b")") + 2 :].split()
-        if int(rest[1]) == me and rest[0] != b"Z":
-            out.add(int(name))
+    """This process's live children (pool processes)."""
+    import psutil
+
+    out = set()
+    for child in psutil.Process().children():
+        with contextlib.suppress(psutil.Error):
+            if child.status() != psutil.STATUS_ZOMBIE:
+                out.add(child.pid)
     return out
 
 
-@pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads /proc")
 def test_pool_processes_exit_after_a_big_file_and_new_files_still_load(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

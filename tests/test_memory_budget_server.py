@@ -14,16 +14,15 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from tests.fixtures.paths import shared_trace
+from tests.fixtures.peak_rss import PeakRss
 from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
 
 SOURCES = (
@@ -32,32 +31,6 @@ SOURCES = (
 )
 WORKERS = 6
 ALLOCATOR_SLACK = 64 << 20
-
-
-class PeakRss:
-    """The peak RSS of a process and its descendants, sampled every 50 ms."""
-
-    def __init__(self, pid: int) -> None:
-        self.peak = 0
-        self._root = psutil.Process(pid)
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            total = 0
-            with contextlib.suppress(psutil.Error):
-                for p in [self._root, *self._root.children(recursive=True)]:
-                    with contextlib.suppress(psutil.Error):
-                        total += p.memory_info().rss
-            self.peak = max(self.peak, total)
-            self._stop.wait(0.05)
-
-    def stop(self) -> int:
-        self._stop.set()
-        self._thread.join()
-        return self.peak
 
 
 @pytest.fixture(scope="module")
