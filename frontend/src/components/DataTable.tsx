@@ -58,6 +58,26 @@ export interface DataTableProps<R> {
 
 export type ServerTable = NonNullable<DataTableProps<unknown>["server"]>;
 
+/** The search of a paged table: the box's text, the query sent (300 ms after the last keystroke) and
+ * the page offset, back to the first page when the query or anything in `resetOn` changes. */
+export function useServerQuery(resetOn: unknown[]): {
+  typed: string;
+  setTyped: (q: string) => void;
+  query: string;
+  offset: number;
+  setOffset: (offset: number) => void;
+} {
+  const [typed, setTyped] = useState("");
+  const [query, setQuery] = useState("");
+  const [offset, setOffset] = useState(0);
+  useEffect(() => {
+    const t = window.setTimeout(() => setQuery(typed), 300);
+    return () => window.clearTimeout(t);
+  }, [typed]);
+  useEffect(() => setOffset(0), [query, ...resetOn]);
+  return { typed, setTyped, query, offset, setOffset };
+}
+
 /** The `server` prop of a table showing one page of a paged route (operators, kernels): the count
  * "first–last of N rows (M in all)" and Previous/Next buttons that move `offset` by `pageSize`. */
 export function serverPage(o: {

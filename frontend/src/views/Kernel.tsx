@@ -1,6 +1,6 @@
-import { type ReactNode, useEffect, useMemo, useState } from "react";
+import { type ReactNode, useMemo, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
-import { type Column, DataTable, serverPage } from "../components/DataTable";
+import { type Column, DataTable, serverPage, useServerQuery } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { fileSlug } from "../lib/csv";
 import { arr, get, num, str } from "../lib/pick";
@@ -150,14 +150,7 @@ export function KernelView(p: ViewProps): ReactNode {
   const topN = Math.max(1, Math.min(50, Number(p.state.top) || 10));
   const base = profileParams(p);
   const [sort, setSort] = useState<{ id: string; desc: boolean }>({ id: "total", desc: true });
-  const [typed, setTyped] = useState("");
-  const [query, setQuery] = useState("");
-  const [offset, setOffset] = useState(0);
-  useEffect(() => {
-    const t = window.setTimeout(() => setQuery(typed), 300);
-    return () => window.clearTimeout(t);
-  }, [typed]);
-  useEffect(() => setOffset(0), [query, sort, groupBy]);
+  const { typed, setTyped, query, offset, setOffset } = useServerQuery([sort, groupBy]);
 
   // the pies (every kernel, by name) and one bounded page of the table, searched and sorted by the route
   const pies = useApi<unknown>(p.api, "kernels", { ...base, group_by: "name", limit: 1, top: topN });

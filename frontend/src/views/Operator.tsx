@@ -1,6 +1,6 @@
-import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
+import { type ReactNode, useMemo, useRef, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
-import { type Column, DataTable, serverPage } from "../components/DataTable";
+import { type Column, DataTable, serverPage, useServerQuery } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { PathRules, StackFrames } from "../components/StackFrames";
 import { fileSlug } from "../lib/csv";
@@ -176,14 +176,7 @@ export function OperatorView(p: ViewProps): ReactNode {
   const topN = Math.max(1, Math.min(50, Number(p.state.top) || 10));
   const base = profileParams(p);
   const [sort, setSort] = useState<{ id: string; desc: boolean } | null>(null);
-  const [typed, setTyped] = useState("");
-  const [query, setQuery] = useState("");
-  const [offset, setOffset] = useState(0);
-  useEffect(() => {
-    const t = window.setTimeout(() => setQuery(typed), 300);
-    return () => window.clearTimeout(t);
-  }, [typed]);
-  useEffect(() => setOffset(0), [query, sort, groupBy]);
+  const { typed, setTyped, query, offset, setOffset } = useServerQuery([sort, groupBy]);
 
   const pies = useApi<unknown>(p.api, "operators", { ...base, group_by: "name", limit: 1, top: topN });
   const totals = get(pies.data, "totals");
