@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import struct
+import tempfile
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -142,6 +143,28 @@ def test_event_search_longest_aggregate_routes(tb: TensorBoard) -> None:
     assert status == 200 and agg["events"] == 8
 
 
+def test_longest_at_a_time_is_the_innermost_event_running_then() -> None:
+    """`at_us` (one instance: the op of an allocation, a straggler's call): among the events running at
+    that time, the one that started last; the longest of those starting together."""
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    outer = b.op("aten::linear", 100, 400)  # 100-500
+    b.op("aten::addmm", 100, 300)  # 100-400: starts with the outer one, shorter
+    b.op("aten::empty", 150, 10)  # 150-160: innermost at 155
+    b.launch("gemm", 200, 5, 600, 50, ext_id=outer)
+    profile = load_profile(str(b.write(Path(tempfile.mkdtemp()) / "w.pt.trace.json")))
+    idx = tl.index(profile)
+    start = profile.ops["ts"].min()  # the step's start: at_us is on the trace's clock
+    at = lambda t, **kw: (tl.longest(idx, kw.get("name"), kw.get("kind", "op"), start + t) or {}).get("name")  # noqa: E731
+    assert at(155) == "aten::empty"
+    assert at(100) == "aten::linear"  # two start at 100: the longer one
+    assert at(300) == "aten::linear"  # the same two are running: the longer one
+    assert at(450) == "aten::linear"
+    assert at(155, name="aten::linear") == "aten::linear"
+    assert at(620, kind="kernel") == "gemm" and at(620) == "ProfilerStep#1"
+    assert at(2000) is None
+
+
 @pytest.mark.parametrize(
     "route,params,status,message",
     [
@@ -162,6 +185,9 @@ def test_event_search_longest_aggregate_routes(tb: TensorBoard) -> None:
         ("timeline/search", {"q": "a", "start_us": 5, "end_us": 5}, 400, "greater than"),
         ("timeline/search", {"q": "a", "start_us": 5, "end_us": "inf"}, 400, "finite"),
         ("timeline/longest", {"name": "nothing"}, 404, "no event"),
+        ("timeline/longest", {"at_us": "x"}, 400, "'at_us'"),
+        ("timeline/longest", {"at_us": 1.0}, 404, "running at"),
+        ("timeline/longest", {}, 400, "'name'"),
         ("timeline/aggregate", {"start_us": 3, "end_us": 3}, 400, "greater than"),
     ],
 )

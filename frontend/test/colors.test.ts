@@ -43,10 +43,23 @@ describe("evidenceRows", () => {
       { key: "dataloader", value: "1200 µs" },
       { key: "step", value: "4000 µs" },
       { key: "share", value: "30.0 %" },
-      { key: "kernels › #1 › name", value: "“k”" },
-      { key: "kernels › #1 › calls", value: "3.00" },
+      { key: "kernels › #1 › name", value: "“k”", find: "kernel:k" },
+      { key: "kernels › #1 › calls", value: "3.00", find: "kernel:k" },
       { key: "backend", value: "“gloo”" },
       { key: "gpus", value: "0.00, 1.00" },
+    ]);
+  });
+  it("links the kernels and operators it names to the timeline", () => {
+    const rows = evidenceRows(
+      { top: [{ name: "aten::item", idle_overlap_us: 5 }], calls: { cudaDeviceSynchronize: { count: 2, us: 9 } }, top_ops: { "aten::copy_": 4 } },
+      fmt,
+    );
+    expect(rows.map((r) => [r.key, r.find])).toEqual([
+      ["top › #1 › name", "any:aten::item"],
+      ["top › #1 › idle overlap", "any:aten::item"],
+      ["calls › cudaDeviceSynchronize › count", "any:cudaDeviceSynchronize"],
+      ["calls › cudaDeviceSynchronize › us", "any:cudaDeviceSynchronize"],
+      ["top ops › aten::copy_", "any:aten::copy_"],
     ]);
   });
 });

@@ -266,9 +266,12 @@ describe("drawing helpers", () => {
     expect(counterValueAt(s, 99)).toBe(3);
   });
   it("reads Show-in-timeline links", () => {
-    expect(parseFind("kernel:volta_sgemm")).toEqual({ kind: "kernel", name: "volta_sgemm" });
-    expect(parseFind("op:aten::mm")).toEqual({ kind: "op", name: "aten::mm" });
-    expect(parseFind("aten::mm")).toEqual({ kind: "any", name: "aten::mm" });
+    expect(parseFind("kernel:volta_sgemm")).toEqual({ kind: "kernel", name: "volta_sgemm", at: null });
+    expect(parseFind("op:aten::mm")).toEqual({ kind: "op", name: "aten::mm", at: null });
+    expect(parseFind("aten::mm")).toEqual({ kind: "any", name: "aten::mm", at: null });
+    expect(parseFind("at:op:1700000000000123.5")).toEqual({ kind: "op", name: "", at: 1700000000000123.5 });
+    expect(parseFind("at:op:")).toBeNull();
+    expect(parseFind("at:row:5")).toBeNull();
     expect(parseFind(undefined)).toBeNull();
   });
 });

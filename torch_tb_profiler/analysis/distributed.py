@@ -493,6 +493,8 @@ def stragglers(t: pd.DataFrame, workers: list[WorkerComm], max_rounds: int = 200
             "step": workers[int(r.worker_i)].steps[int(r.step)] if r.step >= 0 else None,
             "last_worker": workers[int(r.worker_i)].worker,
             "last_rank": workers[int(r.worker_i)].rank,
+            # the last one's call on its host (its own clock): where "Show in timeline" lands
+            "last_start_us": float(r.host_ts),
             "wait_us": float(r.wait),
             "ranks": int(r.ranks_in_round),
         }

@@ -728,19 +728,32 @@ def search(
     return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
 
 
-def longest(idx: TimelineIndex, name: str, kind: str) -> dict[str, Any] | None:
-    codes = np.flatnonzero(idx.names == name)
-    if not codes.size:
-        return None
-    hits = np.flatnonzero(idx.name == codes[0])
+def longest(
+    idx: TimelineIndex, name: str | None, kind: str, at_us: float | None = None
+) -> dict[str, Any] | None:
+    """The longest event named ``name`` (any name when None) of that kind ("op", "kernel" for device
+    events, "any"); with ``at_us``, among those running at that time the one that started last (the
+    innermost; the longest of those starting together): "Show in timeline" for one instance, such as the
+    op that made an allocation or a straggler's collective call."""
+    if name is not None:
+        codes = np.flatnonzero(idx.names == name)
+        if not codes.size:
+            return None
+        hits = np.flatnonzero(idx.name == codes[0])
+    else:
+        hits = np.arange(idx.ts.size)
     if kind == "op":
         hits = hits[idx.kind[hits] == KINDS.index("op")]
     elif kind == "kernel":
         hits = hits[idx.kind[hits] == KINDS.index("dev")]
+    if at_us is not None:
+        hits = hits[(idx.ts[hits] <= at_us) & (idx.end[hits] >= at_us)]
     if not hits.size:
         return None
     dur = idx.end[hits] - idx.ts[hits]
-    return brief(idx, int(hits[int(np.argmax(dur))]))
+    if at_us is None:
+        return brief(idx, int(hits[int(np.argmax(dur))]))
+    return brief(idx, int(hits[np.lexsort((dur, idx.ts[hits]))[-1]]))
 
 
 def aggregate(idx: TimelineIndex, start: float, end: float, tracks: list[int] | None) -> dict[str, Any]:

@@ -211,11 +211,16 @@ def search(request: Request, store: RunStore) -> dict[str, Any]:
 
 
 def longest(request: Request, store: RunStore) -> dict[str, Any]:
-    name = param(request, "name")
+    at_us = float_param(request, "at_us")
+    name = param(request, "name") if at_us is None or request.args.get("name") else None
     kind = choice_param(request, "kind", ("any", "op", "kernel"), "any")
-    found = tl.longest(_index(request, store), name, kind)
+    found = tl.longest(_index(request, store), name, kind, at_us)
     if found is None:
-        raise not_found(f"no {'' if kind == 'any' else kind + ' '}event named '{name}' in this profile")
+        what = f"{'' if kind == 'any' else kind + ' '}event" + (
+            f" named '{name}'" if name is not None else ""
+        )
+        when = f" running at {at_us} µs" if at_us is not None else ""
+        raise not_found(f"no {what}{when} in this profile")
     return found
 
 

@@ -78,7 +78,7 @@ export function Stat({ label, value, title, testId, raw }: { label: string; valu
 
 /** A table cell's name with a "Show in timeline" action (the Trace view zooms onto its longest event).
  * The button's label is CSS content, so the cell's text stays the name alone. */
-export function TimelineLink({ name, onShow }: { name: string; onShow: (name: string) => void }): ReactNode {
+export function TimelineLink({ name, onShow, title }: { name: string; onShow: (name: string) => void; title?: string }): ReactNode {
   return (
     <span className="tl-cell">
       <span className="tl-cell-name">{name}</span>
@@ -86,7 +86,7 @@ export function TimelineLink({ name, onShow }: { name: string; onShow: (name: st
         type="button"
         className="tl-show"
         data-testid="show-in-timeline"
-        title="Show the longest of these in the timeline (Trace view)"
+        title={title ?? "Show the longest of these in the timeline (Trace view)"}
         aria-label={`Show ${name} in the timeline`}
         onClick={(e) => {
           e.stopPropagation();

@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useMemo, useState } from "react";
 import { Chart, safeTooltip } from "../components/Chart";
-import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
+import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
 import { Heatmap } from "../components/Heatmap";
 import { CATEGORY_COLORS } from "../lib/colors";
@@ -59,19 +59,34 @@ export interface RoundRow {
   seq: number | null;
   step: string;
   lastWorker: string;
+  /** the last rank's call start on its host (its clock), for the Trace view */
+  lastStart: number | null;
   wait: number;
   ranks: number;
 }
 
-const ROUND_COLUMNS: Column<RoundRow>[] = [
-  { id: "collective", header: "Collective", kind: "text", value: (r) => r.collective, width: "minmax(140px, 2fr)" },
-  { id: "group", header: "Process group", kind: "text", value: (r) => r.group, width: "minmax(100px, 1fr)" },
-  { id: "seq", header: "Seq", kind: "count", value: (r) => r.seq },
-  { id: "step", header: "Step", kind: "text", value: (r) => r.step, width: "minmax(70px, 0.6fr)" },
-  { id: "last", header: "Last to arrive", kind: "text", value: (r) => r.lastWorker, width: "minmax(120px, 1.5fr)" },
-  { id: "wait", header: "Others waited", kind: "duration", value: (r) => r.wait },
-  { id: "ranks", header: "Ranks", kind: "count", value: (r) => r.ranks },
-];
+/** The rounds table; the collective links to the last rank's call in that rank's timeline. */
+function roundColumns(show: (r: RoundRow) => void): Column<RoundRow>[] {
+  return [
+    {
+      id: "collective",
+      header: "Collective",
+      kind: "text",
+      value: (r) => r.collective,
+      width: "minmax(140px, 2fr)",
+      render: (r) =>
+        r.lastStart === null ? r.collective : (
+          <TimelineLink name={r.collective} onShow={() => show(r)} title="Show the last rank's call in its timeline (Trace view)" />
+        ),
+    },
+    { id: "group", header: "Process group", kind: "text", value: (r) => r.group, width: "minmax(100px, 1fr)" },
+    { id: "seq", header: "Seq", kind: "count", value: (r) => r.seq },
+    { id: "step", header: "Step", kind: "text", value: (r) => r.step, width: "minmax(70px, 0.6fr)" },
+    { id: "last", header: "Last to arrive", kind: "text", value: (r) => r.lastWorker, width: "minmax(120px, 1.5fr)" },
+    { id: "wait", header: "Others waited", kind: "duration", value: (r) => r.wait },
+    { id: "ranks", header: "Ranks", kind: "count", value: (r) => r.ranks },
+  ];
+}
 
 interface GroupRow {
   name: string;
@@ -342,6 +357,7 @@ export function readDistributed(data: unknown) {
         seq: num(r, "seq"),
         step: str(r, "step"),
         lastWorker: str(r, "last_worker"),
+        lastStart: num(r, "last_start_us"),
         wait: num(r, "wait_us") ?? 0,
         ranks: num(r, "ranks") ?? 0,
       }),
@@ -508,7 +524,7 @@ export function DistributedView(p: ViewProps): ReactNode {
             {shaped.rounds.length > 0 && (
               <>
                 <h3 className="subhead">Rounds with the longest wait</h3>
-                <DataTable rows={shaped.rounds} columns={ROUND_COLUMNS} csvName={fileSlug("straggler-rounds", p.run, p.span)} initialSort={{ id: "wait", desc: true }} height={Math.min(360, 48 + 28 * shaped.rounds.length)} testId="rounds-table" />
+                <DataTable rows={shaped.rounds} columns={roundColumns((r) => p.setState({ view: "Trace", worker: r.lastWorker, find: `at:op:${r.lastStart}`, sel: null, t0: null, t1: null }, true))} csvName={fileSlug("straggler-rounds", p.run, p.span)} initialSort={{ id: "wait", desc: true }} height={Math.min(360, 48 + 28 * shaped.rounds.length)} testId="rounds-table" />
               </>
             )}
           </>

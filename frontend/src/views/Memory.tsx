@@ -1,7 +1,7 @@
 import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { ApiError } from "../api/client";
 import { Chart, safeTooltip } from "../components/Chart";
-import { Empty, ErrorBox, Loading, Section, Select, Stat } from "../components/common";
+import { Empty, ErrorBox, Loading, Section, Select, Stat, TimelineLink } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
 import { fileSlug } from "../lib/csv";
 import { formatBytes, formatDuration } from "../lib/format";
@@ -45,10 +45,17 @@ function statColumns(): Column<StatRow>[] {
   ];
 }
 
-/** Event times are shown relative to the curve's first record, like the curve's x axis. */
-function eventColumns(t0: number): Column<EventRow>[] {
+/** Event times are shown relative to the curve's first record, like the curve's x axis. The operator
+ * cell links to the op running when the allocation was made (`show`), in the Trace view. */
+function eventColumns(t0: number, show: (allocTs: number) => void): Column<EventRow>[] {
   return [
-    { id: "operator", header: "Operator", kind: "text", value: (r) => r.operator },
+    {
+      id: "operator",
+      header: "Operator",
+      kind: "text",
+      value: (r) => r.operator,
+      render: (r) => (r.allocTs === null ? r.operator : <TimelineLink name={r.operator} onShow={() => show(r.allocTs!)} title="Show the op that made this allocation in the timeline (Trace view)" />),
+    },
     { id: "bytes", header: "Size", kind: "bytes", value: (r) => r.bytes },
     { id: "alloc", header: "Allocated at", kind: "duration", value: (r) => (r.allocTs === null ? null : r.allocTs - t0), tooltip: "Time since the first memory record" },
     { id: "free", header: "Freed at", kind: "duration", value: (r) => (r.freeTs === null ? null : r.freeTs - t0), tooltip: "Empty: never freed within the trace" },
@@ -304,7 +311,7 @@ export function MemoryView(p: ViewProps): ReactNode {
                 Showing the {evRows.length.toLocaleString("en-US")} largest of {evTotal.toLocaleString("en-US")} events.
               </div>
             )}
-            <DataTable rows={evRows} columns={eventColumns(c.t0)} csvName={fileSlug("memory-events", p.run, p.worker, p.span, device)} initialSort={{ id: "bytes", desc: true }} testId="memory-events-table" />
+            <DataTable rows={evRows} columns={eventColumns(c.t0, (ts) => p.setState({ view: "Trace", find: `at:op:${ts}`, sel: null, t0: null, t1: null }, true))} csvName={fileSlug("memory-events", p.run, p.worker, p.span, device)} initialSort={{ id: "bytes", desc: true }} testId="memory-events-table" />
           </>
         )}
       </Section>

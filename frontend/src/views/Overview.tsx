@@ -287,10 +287,22 @@ export function OverviewView(p: ViewProps): ReactNode {
                     <summary>Evidence</summary>
                     <table className="evidence-table" data-testid="evidence">
                       <tbody>
-                        {evidenceRows(r.evidence, EVIDENCE_FORMAT).map((e, j) => (
+                        {evidenceRows(r.evidence, EVIDENCE_FORMAT).map((e, j, rows) => (
                           <tr key={j}>
                             <th scope="row">{e.key}</th>
-                            <td>{e.value}</td>
+                            <td>
+                              {e.value}
+                              {e.find && rows[j - 1]?.find !== e.find && (
+                                <button
+                                  type="button"
+                                  className="tl-show"
+                                  data-testid="evidence-show-in-timeline"
+                                  title={`Show the longest ${e.find.slice(e.find.indexOf(":") + 1)} in the timeline (Trace view)`}
+                                  aria-label="Show in the timeline"
+                                  onClick={() => p.setState({ view: "Trace", find: e.find, sel: null, t0: null, t1: null }, true)}
+                                />
+                              )}
+                            </td>
                           </tr>
                         ))}
                       </tbody>

@@ -24,13 +24,21 @@ import { decodeWindow } from "../timeline/decode";
 import { type Range, formatTime } from "../timeline/nav";
 import { type ViewProps, profileParams } from "./types";
 
-/** `find` values other views link with: `kernel:<name>`, `op:<name>` or `any:<name>`. */
-export function parseFind(find: string | undefined): { kind: string; name: string } | null {
+/** `find` values other views link with: `kernel:<name>`, `op:<name>` or `any:<name>` (the longest event
+ * of that name), or `at:<kind>:<µs>` (the event of that kind running at that time on the trace's clock,
+ * the innermost: one instance, e.g. the op of an allocation). */
+export function parseFind(find: string | undefined): { kind: string; name: string; at: number | null } | null {
   if (!find) return null;
-  const at = find.indexOf(":");
-  const kind = at > 0 ? find.slice(0, at) : "";
-  if (kind === "kernel" || kind === "op" || kind === "any") return { kind, name: find.slice(at + 1) };
-  return { kind: "any", name: find };
+  const colon = find.indexOf(":");
+  const kind = colon > 0 ? find.slice(0, colon) : "";
+  if (kind === "at") {
+    const [k, t] = find.slice(colon + 1).split(":");
+    const at = Number(t);
+    if ((k === "op" || k === "kernel" || k === "any") && t !== undefined && t !== "" && Number.isFinite(at)) return { kind: k, name: "", at };
+    return null;
+  }
+  if (kind === "kernel" || kind === "op" || kind === "any") return { kind, name: find.slice(colon + 1), at: null };
+  return { kind: "any", name: find, at: null };
 }
 
 /** A relative time for the address: µs with at most 3 decimals. */
@@ -227,7 +235,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     const f = parseFind(p.state.find);
     if (!f) return;
     let live = true;
-    p.api.get<unknown>("timeline/longest", { ...base, name: f.name, kind: f.kind }).then(
+    const query = f.at === null ? { name: f.name, kind: f.kind } : { at_us: f.at, kind: f.kind };
+    p.api.get<unknown>("timeline/longest", { ...base, ...query }).then(
       (d) => {
         if (!live) return;
         const place = readPlace(d);
@@ -238,7 +247,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       },
       (e: unknown) => {
         if (!live) return;
-        setFindError(`"${f.name}" was not found in the timeline (${e instanceof Error ? e.message : String(e)})`);
+        const what = f.at === null ? `"${f.name}"` : `No ${f.kind === "any" ? "event" : f.kind} at that time`;
+        setFindError(`${what} was not found in the timeline (${e instanceof Error ? e.message : String(e)})`);
         setStateRef.current({ find: null });
       },
     );
