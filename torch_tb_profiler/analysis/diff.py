@@ -35,6 +35,7 @@ from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.kernel_family import family
 from torch_tb_profiler.analysis.steps import steps as step_table
 from torch_tb_profiler.analysis.summary import clean
+from torch_tb_profiler.model import intervals as iv
 
 OP_FIELDS = ("calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us")
 KERNEL_FIELDS = ("calls", "total_us", "mean_us", "mean_blocks_per_sm", "mean_achieved_occupancy_pct")
@@ -244,14 +245,6 @@ def _join(
     return rows
 
 
-def _step_of(ts: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The step whose [start, end) holds each time (-1: none); steps are sorted and do not overlap."""
-    k = np.searchsorted(starts, ts, side="right") - 1
-    ok = k >= 0
-    ok[ok] &= ts[ok] < ends[k[ok]]
-    return np.where(ok, k, -1)
-
-
 def _half_ranges(
     frame: pd.DataFrame, codes: list[str], keys: list[str], fields: tuple[str, ...], n_steps: int
 ) -> pd.DataFrame:
@@ -291,7 +284,9 @@ def _op_noise(profile, group_by: str) -> dict[str, np.ndarray]:
     rows = operators.operator_rows(profile)
     s = step_table(profile)
     ts = profile.ops["ts"].to_numpy(dtype=np.float64)[rows["op"].to_numpy()]
-    step = _step_of(ts, s["host_start"].to_numpy(dtype=np.float64), s["host_end"].to_numpy(dtype=np.float64))
+    step = iv.holding(
+        (s["host_start"].to_numpy(dtype=np.float64), s["host_end"].to_numpy(dtype=np.float64)), ts
+    )
     codes = ["name_code"] if group_by == "name" else ["name_code", "shape_code"]
     keys = ["name"] if group_by == "name" else ["name", "input_shape"]
     frame = rows[[*codes, *keys]].assign(
@@ -314,7 +309,7 @@ def _kernel_noise(profile) -> dict[str, np.ndarray]:
     s = step_table(profile)
     dev = profile.device
     ts = dev["ts"].to_numpy(dtype=np.float64)[dev["kind"].to_numpy() == "kernel"] if len(dev) else np.zeros(0)
-    step = _step_of(ts, s["start"].to_numpy(dtype=np.float64), s["end"].to_numpy(dtype=np.float64))
+    step = iv.holding((s["start"].to_numpy(dtype=np.float64), s["end"].to_numpy(dtype=np.float64)), ts)
     frame = pd.DataFrame(
         {
             "name_code": rows["name_code"],

@@ -38,6 +38,7 @@ from torch_tb_profiler.analysis import module_backward, operators
 from torch_tb_profiler.analysis import names as name_index
 from torch_tb_profiler.analysis.cache import memoized
 from torch_tb_profiler.analysis.steps import steps as step_table
+from torch_tb_profiler.model import intervals as iv
 
 TREES = ("modules", "hooks")
 INSTANCE_COLUMNS = (
@@ -212,10 +213,9 @@ def _build(profile, which: str) -> ModuleTree:
     st = step_table(profile)
     h_start = st["host_start"].to_numpy(dtype=np.float64)
     h_end = st["host_end"].to_numpy(dtype=np.float64)
-    k = np.searchsorted(h_start, ts, side="right") - 1
-    inside = (k >= 0) & (ts < h_end[np.maximum(k, 0)]) if len(h_start) else np.zeros(n, dtype=bool)
-    step = np.where(inside, k, -1)
-    end = np.where(inside, np.minimum(end, h_end[np.maximum(k, 0)] if len(h_end) else end), end)
+    step = iv.holding((h_start, h_end), ts)
+    inside = step >= 0
+    end = np.where(inside, np.minimum(end, h_end[np.maximum(step, 0)] if len(h_end) else end), end)
 
     thread = pd.factorize(ev["pid"] + "/" + ev["tid"])[0]
     parent_inst, node_of, node_parent, node_first, end = _nest(
@@ -519,8 +519,7 @@ def _rows_inside(ops: pd.DataFrame, stats: pd.DataFrame, meta: pd.Series, inst: 
     ends = inst["end"].to_numpy()
     order = np.argsort(starts)
     starts, ends = starts[order], ends[order]
-    k = np.searchsorted(starts, op_ts, side="right") - 1
-    return sel[(k >= 0) & (op_ts < ends[np.maximum(k, 0)])]
+    return sel[iv.holding((starts, ends), op_ts) >= 0]
 
 
 def _backward_rows(t: ModuleTree, rows: np.ndarray, last: np.ndarray) -> np.ndarray:

@@ -89,12 +89,17 @@ def _covered_until(iv: Intervals, x: np.ndarray) -> np.ndarray:
     return covered + np.maximum(partial, 0.0)
 
 
-def _contains(iv: Intervals, x: np.ndarray) -> np.ndarray:
+def holding(iv: Intervals, x: np.ndarray) -> np.ndarray:
+    """Per point, the index of the interval [start, end) that holds it, -1 where none does. The
+    intervals are sorted by start and do not overlap (an interval set, or steps)."""
     k = np.searchsorted(iv[0], x, side="right") - 1
     ok = k >= 0
-    result = np.zeros(x.size, dtype=bool)
-    result[ok] = x[ok] < iv[1][k[ok]]
-    return result
+    ok[ok] &= x[ok] < iv[1][k[ok]]
+    return np.where(ok, k, -1)
+
+
+def _contains(iv: Intervals, x: np.ndarray) -> np.ndarray:
+    return holding(iv, x) >= 0
 
 
 def _from_mask(points: np.ndarray, inside: np.ndarray) -> Intervals:
