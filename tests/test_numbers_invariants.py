@@ -40,8 +40,9 @@ def test_there_are_shared_traces() -> None:
 
 @pytest.mark.parametrize("rel", TRACES)
 def test_no_negative_host_self(rel: str) -> None:
-    stats = operators.op_stats(_profile(rel))
-    assert stats["host_self"].min() >= -1e-6, stats["host_self"].nsmallest(3)
+    host_self = operators.op_stats(_profile(rel))["host_self"]
+    # a trace without host ops (GPU-only activities) has no rows: nothing is negative (its min() is NaN)
+    assert not (host_self < -1e-6).any(), host_self.nsmallest(3)
 
 
 @pytest.mark.parametrize("rel", TRACES)
