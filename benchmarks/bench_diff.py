@@ -36,7 +36,8 @@ def _trace(path: Path) -> Path:
 
 
 def _warm(profile) -> None:
-    from torch_tb_profiler.analysis import kernels, operators, overview
+    from torch_tb_profiler.analysis.ops import kernels, operators
+    from torch_tb_profiler.analysis.overview import page as overview
 
     overview.overview(profile)
     operators.operator_table(profile, "name")
@@ -44,7 +45,7 @@ def _warm(profile) -> None:
 
 
 def bench_loaded(trace: Path, repeat: int) -> dict:
-    from torch_tb_profiler.analysis import diff
+    from torch_tb_profiler.analysis.diff import compare as diff
     from torch_tb_profiler.ingest.loading import load_profile
 
     base = load_profile(str(trace), run="a", worker="w", span="1")

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_tb_profiler.analysis import distributed as D
+from torch_tb_profiler.analysis.distributed import job as D
 from torch_tb_profiler.ingest.loading import load_profile
 
 

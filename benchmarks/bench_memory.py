@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from torch_tb_profiler.analysis import memory as M
+from torch_tb_profiler.analysis.memory import usage as M
 from torch_tb_profiler.ingest.loading import load_profile
 
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import modules
+from torch_tb_profiler.analysis.modules import tree as modules
 
 
 def build(steps: int, blocks: int, layers: int, backward: bool = True) -> TraceBuilder:

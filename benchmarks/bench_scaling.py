@@ -31,7 +31,11 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from torch_tb_profiler.analysis import breakdown, operators, overview, recommendations, steps
+from torch_tb_profiler.analysis.core import steps
+from torch_tb_profiler.analysis.device import breakdown
+from torch_tb_profiler.analysis.ops import operators
+from torch_tb_profiler.analysis.overview import page as overview
+from torch_tb_profiler.analysis.overview import recommendations
 from torch_tb_profiler.ingest.parse import load_profile
 
 BASE = 1_700_000_000_000_000.0

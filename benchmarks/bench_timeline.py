@@ -67,7 +67,8 @@ def tables_nbytes(profile: Any) -> int:
 def bench(path: Path, n_windows: int, px: int, seed: int) -> dict[str, Any]:
     from werkzeug.test import EnvironBuilder
 
-    from torch_tb_profiler.analysis import timeline as tl
+    from torch_tb_profiler.analysis.timeline import index as tl
+    from torch_tb_profiler.analysis.timeline import windows
     from torch_tb_profiler.ingest.parse import load_profile
     from torch_tb_profiler.views.timeline import _binary
 
@@ -98,7 +99,7 @@ def bench(path: Path, n_windows: int, px: int, seed: int) -> dict[str, Any]:
         width = math.exp(rng.uniform(math.log(MIN_WIDTH_US), math.log(span)))
         start = idx.start_us + rng.uniform(0.0, max(span - width, 0.0))
         t0 = time.perf_counter()
-        w = tl.window(idx, start, start + width, px, None)
+        w = windows.window(idx, start, start + width, px, None)
         counters = {str(k): {"ts": s.ts, "values": s.values} for k, s in w.counters.items()}
         resp = _binary(request, w, counters)
         body = resp.get_data()

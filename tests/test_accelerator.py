@@ -10,8 +10,10 @@ import pytest
 from tests.fixtures.builders_overview import load
 from tests.fixtures.paths import shared_trace
 from tests.fixtures.trace_builder import V100, TraceBuilder
-from torch_tb_profiler.analysis import gpu_metrics, overview, summary
-from torch_tb_profiler.analysis.accelerator import accelerator
+from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.device import gpu_metrics
+from torch_tb_profiler.analysis.overview import page as overview
+from torch_tb_profiler.analysis.overview import summary
 from torch_tb_profiler.ingest.loading import load_profile
 
 MI250 = {**V100, "name": "AMD Instinct MI250X", "computeMajor": 9, "computeMinor": 0, "warpSize": 64}
@@ -106,7 +108,7 @@ def test_shared_rocm_trace_is_labelled_rocm() -> None:
 
 
 def test_distributed_device_info_is_keyed_by_kind(tmp_path: Path) -> None:
-    from torch_tb_profiler.analysis.distributed import _gpu_info
+    from torch_tb_profiler.analysis.distributed.job import _gpu_info
 
     assert set(_gpu_info(load(_vendor_trace("mtia_runtime", "mtia_ccp_events"), tmp_path / "m"))) == {"MTIA9"}
     rocm = load(_cuda_trace(MI250, "Cijk_MT64x16x32_MI16x16x1", runtime="hipLaunchKernel"), tmp_path / "r")

@@ -8,8 +8,8 @@ import pytest
 
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import breakdown
-from torch_tb_profiler.analysis.overview import categories, environment, overview
+from torch_tb_profiler.analysis.device import breakdown
+from torch_tb_profiler.analysis.overview.page import categories, environment, overview
 
 
 def _one_step(b: TraceBuilder) -> None:

@@ -1,4 +1,4 @@
-"""analysis/diff.py and diff_rules.py on built traces with hand-computed figures."""
+"""analysis/diff/compare.py and diff_rules.py on built traces with hand-computed figures."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pytest
 
 from tests.fixtures.builders_diff import cpu_steps, gpu_trace, kernel_steps
 from tests.fixtures.paths import REPO
-from torch_tb_profiler.analysis import diff as D
-from torch_tb_profiler.analysis import diff_rules as R
-from torch_tb_profiler.analysis.kernel_family import demangled_prefix, family
+from torch_tb_profiler.analysis.diff import compare as D
+from torch_tb_profiler.analysis.diff import rules as R
+from torch_tb_profiler.analysis.diff.kernel_family import demangled_prefix, family
 from torch_tb_profiler.ingest.loading import load_profile
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from tests.fixtures.builders_diff import gpu_trace
 from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
-from torch_tb_profiler.analysis import diff as D
+from torch_tb_profiler.analysis.diff import compare as D
 from torch_tb_profiler.ingest.loading import load_profile
 
 PAIR = {"base_run": "base", "base_worker": "w0", "run": "exp", "worker": "w0"}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.paths import REPO, shared_trace
-from torch_tb_profiler.analysis import diff as D
+from torch_tb_profiler.analysis.diff import compare as D
 from torch_tb_profiler.ingest.loading import load_profile
 from torch_tb_profiler.report_compare import render
 

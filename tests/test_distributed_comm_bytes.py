@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from torch_tb_profiler.analysis import comm_bytes as cb
+from torch_tb_profiler.analysis.distributed import comm_bytes as cb
 
 
 @pytest.mark.parametrize(

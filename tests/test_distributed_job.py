@@ -22,8 +22,8 @@ import pytest
 
 from tests.fixtures.builders_distributed import BYTES, H100, rank_trace
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import distributed as D
-from torch_tb_profiler.analysis.collectives import collective_calls
+from torch_tb_profiler.analysis.distributed import job as D
+from torch_tb_profiler.analysis.distributed.collectives import collective_calls
 from torch_tb_profiler.ingest.loading import load_profile
 
 

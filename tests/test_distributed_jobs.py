@@ -12,8 +12,8 @@ from werkzeug.test import Client
 from tests.fixtures.builders_distributed import rank_trace
 from tests.fixtures.paths import SAMPLES
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis.distributed import worker_rank
-from torch_tb_profiler.analysis.distributed_jobs import default_job, role, split
+from torch_tb_profiler.analysis.distributed.job import worker_rank
+from torch_tb_profiler.analysis.distributed.job_split import default_job, role, split
 from torch_tb_profiler.cli import main
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.plugin import wsgi_app

@@ -22,7 +22,7 @@ from werkzeug.test import Client
 
 from tests.fixtures.builders_distributed import BYTES, write_job
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis.distributed_matrix import quantiles
+from torch_tb_profiler.analysis.distributed.matrix import quantiles
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.plugin import wsgi_app
 from torch_tb_profiler.views import distributed as views

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.paths import shared_trace
-from torch_tb_profiler.analysis import distributed as D
-from torch_tb_profiler.analysis.collectives import collective_calls
+from torch_tb_profiler.analysis.distributed import job as D
+from torch_tb_profiler.analysis.distributed.collectives import collective_calls
 from torch_tb_profiler.ingest.loading import load_profile
 
 pytestmark = pytest.mark.shared

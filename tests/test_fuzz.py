@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from tests.fixtures.tensorboard_server import TensorBoard, tensorboard
 from tests.fixtures.trace_builder import V100, TraceBuilder
 from tests.test_routes_bad_input import EXTRA_PARAMS, REQUIRED, ROUTES
-from torch_tb_profiler.analysis.summary import profile_summary
+from torch_tb_profiler.analysis.overview.summary import profile_summary
 from torch_tb_profiler.ingest.parse import load_job
 
 EVENT_EXAMPLES = 60

@@ -10,7 +10,7 @@ import pytest
 
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import V100, TraceBuilder
-from torch_tb_profiler.analysis import gpu_metrics
+from torch_tb_profiler.analysis.device import gpu_metrics
 
 # kernels A [0,10) 0.5 blocks/SM 50%, B [5,15) 0.7 blocks/SM 20%, C [20,30) 2.0 blocks/SM 80%, D [32,36) no values
 TS = np.array([0.0, 5.0, 20.0, 32.0])

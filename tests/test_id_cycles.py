@@ -10,7 +10,7 @@ import pandas as pd
 
 from tests.fixtures.tensorboard_server import tensorboard
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis.operators import python_parents
+from torch_tb_profiler.analysis.ops.operators import python_parents
 
 
 def _cyclic_trace(path: Path) -> Path:

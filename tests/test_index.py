@@ -360,7 +360,7 @@ def test_reopened_plugin_answers_the_overview_from_the_index_summary(
 
 
 def test_only_big_traces_store_their_overview(job: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from torch_tb_profiler.analysis.overview import page
+    from torch_tb_profiler.analysis.overview.page import page
 
     path = sorted(job.rglob("*.pt.trace.json*"))[0]
     profile = load_profile(str(path), "ddp", "w", "1")

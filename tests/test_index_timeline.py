@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import timeline as tl
+from torch_tb_profiler.analysis.timeline import index as tl
+from torch_tb_profiler.analysis.timeline import windows
 from torch_tb_profiler.ingest import index_format
 from torch_tb_profiler.ingest.parse import load_profile
 
@@ -62,7 +63,7 @@ def test_stored_timeline_index_equals_the_built_one(tmp_path: Path) -> None:
         (built.start_us, built.end_us, 50),
         (built.start_us + 20, built.start_us + 700, 2000),
     ):
-        w1, w2 = tl.window(built, start, end, px, None), tl.window(stored, start, end, px, None)
+        w1, w2 = windows.window(built, start, end, px, None), windows.window(stored, start, end, px, None)
         assert w1.ts.size > 0 and w1.names == w2.names and w1.coarsened == w2.coarsened
         for column in ("ts", "dur", "kind", "row", "name", "count", "track", "depth"):
             assert np.array_equal(getattr(w1, column), getattr(w2, column)), column

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from torch_tb_profiler.analysis.interval_groups import grouped_union_total
+from torch_tb_profiler.analysis.distributed.interval_groups import grouped_union_total
 from torch_tb_profiler.model import intervals as iv
 
 

@@ -13,7 +13,7 @@ import pytest
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import V100, TraceBuilder
 from tests.test_operators_routes import get
-from torch_tb_profiler.analysis import kernels
+from torch_tb_profiler.analysis.ops import kernels
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views import kernels as kernels_view
 from torch_tb_profiler.views import operators as operators_view

@@ -14,7 +14,7 @@ import pytest
 
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import operators
+from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.ingest.parse import load_profile
 
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from torch_tb_profiler.analysis.downsample import downsample_indices
-from torch_tb_profiler.analysis.memory import device_label, pair_allocations
+from torch_tb_profiler.analysis.memory.downsample import downsample_indices
+from torch_tb_profiler.analysis.memory.usage import device_label, pair_allocations
 
 
 def _step_curve(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:

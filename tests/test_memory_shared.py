@@ -7,7 +7,7 @@ import json
 import pytest
 
 from tests.fixtures.paths import SHARED_TRACES, shared_trace
-from torch_tb_profiler.analysis import memory as M
+from torch_tb_profiler.analysis.memory import usage as M
 from torch_tb_profiler.ingest.loading import load_profile
 
 pytestmark = pytest.mark.shared

@@ -19,7 +19,7 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.trace_builder import V100, TraceBuilder
-from torch_tb_profiler.analysis import memory as M
+from torch_tb_profiler.analysis.memory import usage as M
 from torch_tb_profiler.ingest.loading import load_profile
 
 GPU_RECORDS = [

@@ -9,7 +9,7 @@ import pytest
 
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import modules
+from torch_tb_profiler.analysis.modules import tree as modules
 from torch_tb_profiler.model import Profile
 
 PATHS = {
@@ -232,7 +232,7 @@ def test_summary_depth(profile: Profile) -> None:
 
 
 def test_lightning_hooks_per_step(tmp_path: Path) -> None:
-    from torch_tb_profiler.analysis import lightning
+    from torch_tb_profiler.analysis.modules import lightning
 
     b = _lightning()
     b.annotation("[pl][profile][_TrainingEpochLoop].train_dataloader_next", 0, 10)  # [0, 10)

@@ -12,7 +12,9 @@ from __future__ import annotations
 import pytest
 
 from tests.fixtures.paths import SHARED_TRACES, shared_trace
-from torch_tb_profiler.analysis import breakdown, operators, steps
+from torch_tb_profiler.analysis.core import steps
+from torch_tb_profiler.analysis.device import breakdown
+from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.ingest.parse import load_profile
 from torch_tb_profiler.model.build import nesting_tolerance
 

@@ -8,7 +8,7 @@ import pytest
 
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import operators
+from torch_tb_profiler.analysis.ops import operators
 
 TC_GEMM = "ampere_fp16_s16816gemm_fp16_128x128_ldg8_f2f_nn"
 

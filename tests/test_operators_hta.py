@@ -8,8 +8,8 @@ import pandas as pd
 import pytest
 
 from tests.fixtures.paths import shared_trace
-from torch_tb_profiler.analysis import kernels, operators
-from torch_tb_profiler.analysis.summary import profile_summary
+from torch_tb_profiler.analysis.ops import kernels, operators
+from torch_tb_profiler.analysis.overview.summary import profile_summary
 from torch_tb_profiler.ingest.loading import load_profile
 
 pytestmark = pytest.mark.shared

@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.paths import SHARED_TRACES, shared_trace
-from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, operators, recommendations
+from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.ops import kernels, operators
+from torch_tb_profiler.analysis.overview import recommendations
 from torch_tb_profiler.ingest.loading import load_profile
 
 pytestmark = pytest.mark.shared

@@ -9,8 +9,8 @@ import pytest
 
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import V100, TraceBuilder
-from torch_tb_profiler.analysis.memory import device_label
-from torch_tb_profiler.analysis.recommendations import recommendations
+from torch_tb_profiler.analysis.memory.usage import device_label
+from torch_tb_profiler.analysis.overview.recommendations import recommendations
 
 
 def _found(b: TraceBuilder, tmp_path: Path) -> dict[str, dict]:

@@ -13,7 +13,7 @@ import numpy as np
 
 from tests.fixtures.builders_overview import load
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import operators
+from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.model.build import EnclosingOp
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import breakdown
+from torch_tb_profiler.analysis.device import breakdown
 from torch_tb_profiler.ingest.parse import load_profile
 
 

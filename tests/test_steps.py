@@ -6,7 +6,7 @@ from pathlib import Path
 
 from tests.fixtures.builders_overview import load, rel
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis.steps import device_steps, steps, window
+from torch_tb_profiler.analysis.core.steps import device_steps, steps, window
 
 
 def _ranges(profile) -> list[tuple[int, float, float]]:

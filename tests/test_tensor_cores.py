@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from torch_tb_profiler.analysis.tensor_cores import (
+from torch_tb_profiler.analysis.device.tensor_cores import (
     kernel_uses_tensor_cores,
     op_name_eligible,
     op_names_eligible,

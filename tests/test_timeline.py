@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis import timeline as tl
-from torch_tb_profiler.analysis.timeline_events import details
+from torch_tb_profiler.analysis.timeline import index as tl
+from torch_tb_profiler.analysis.timeline import queries, windows
+from torch_tb_profiler.analysis.timeline.events import details
 from torch_tb_profiler.ingest.parse import load_profile
 from torch_tb_profiler.model import Profile
 
@@ -37,7 +38,7 @@ def profile(tmp_path: Path) -> Profile:
     return build(tmp_path)
 
 
-def rows_of(w: tl.Window, idx: tl.TimelineIndex) -> list[tuple[str, int, int, float, float, int]]:
+def rows_of(w: windows.Window, idx: tl.TimelineIndex) -> list[tuple[str, int, int, float, float, int]]:
     return [
         (w.names[n] or "*", idx.tracks[t].kind, d, round(s - BASE, 3), round(du, 3), c)
         for t, d, s, du, n, c in zip(w.track, w.depth, w.ts, w.dur, w.name, w.count, strict=True)
@@ -66,7 +67,7 @@ def test_tracks_rows_and_moved_events(profile: Profile) -> None:
 
 def test_narrow_window_holds_exactly_the_overlapping_events(profile: Profile) -> None:
     idx = tl.build_index(profile)
-    w = tl.window(idx, BASE + 140, BASE + 520, px=2000, tracks=None)
+    w = windows.window(idx, BASE + 140, BASE + 520, px=2000, tracks=None)
     # resolution 0.19 µs: nothing merges
     assert sorted(rows_of(w, idx)) == sorted(
         [
@@ -84,7 +85,7 @@ def test_coarse_window_merges_small_neighbours_and_counts_them(profile: Profile)
     # 10 px over 1000 µs: 100 µs per pixel. On thread 100 row 1, mm (300 µs) stays; relu (50 µs) is
     # alone on its row -> a box of 1. Row 2: the launch (10 µs), alone. Thread 200: add (50) alone on
     # row 0, mul on its extra row.
-    w = tl.window(idx, BASE, BASE + 1000, px=10, tracks=None)
+    w = windows.window(idx, BASE, BASE + 1000, px=10, tracks=None)
     assert int(w.count.sum()) == idx.event_count
     b = TraceBuilder()
     for i in range(10):  # ten 1 µs kernels 2 µs apart on one stream, then a long one
@@ -94,7 +95,7 @@ def test_coarse_window_merges_small_neighbours_and_counts_them(profile: Profile)
     b.kernel("k_small", 602, 1, corr=101)
     p = load_profile(str(b.write(Path(profile.source).parent / "k.pt.trace.json")))
     idx2 = tl.build_index(p)
-    w = tl.window(idx2, BASE, BASE + 1000, px=100, tracks=None)  # 10 µs per pixel
+    w = windows.window(idx2, BASE, BASE + 1000, px=100, tracks=None)  # 10 µs per pixel
     got = rows_of(w, idx2)
     assert got == [
         ("k_small", "stream", 0, 100.0, 28.0, 10),  # one box: same name, 10 events, 100..128
@@ -106,19 +107,19 @@ def test_coarse_window_merges_small_neighbours_and_counts_them(profile: Profile)
 
 def test_answer_is_capped_by_coarsening(profile: Profile, monkeypatch: pytest.MonkeyPatch) -> None:
     idx = tl.build_index(profile)
-    monkeypatch.setattr(tl, "MAX_ITEMS", 7)  # 8 events on 7 rows
-    w = tl.window(idx, BASE, BASE + 1000, px=20000, tracks=None)
+    monkeypatch.setattr(windows, "MAX_ITEMS", 7)  # 8 events on 7 rows
+    w = windows.window(idx, BASE, BASE + 1000, px=20000, tracks=None)
     assert w.ts.size <= 7 and w.resolution_us > 1000 / 20000 and w.coarsened
     assert int(w.count.sum()) == idx.event_count
     # under the cap the answer keeps the asked resolution and says so
-    w = tl.window(idx, BASE + 140, BASE + 160, px=200, tracks=None)
+    w = windows.window(idx, BASE + 140, BASE + 160, px=200, tracks=None)
     assert w.ts.size <= 7 and w.resolution_us == pytest.approx(0.1) and not w.coarsened
 
 
 def test_tracks_filter_and_counters(profile: Profile) -> None:
     idx = tl.build_index(profile)
     stream = next(t.id for t in idx.tracks if t.kind == "stream")
-    w = tl.window(idx, BASE, BASE + 1000, px=2000, tracks=[stream])
+    w = windows.window(idx, BASE, BASE + 1000, px=2000, tracks=[stream])
     assert set(w.track.tolist()) == {stream} and w.ts.size == 2
     util = next(t for t in idx.tracks if t.name == "GPU 0 Utilization")
     series = idx.counters[util.id]
@@ -128,32 +129,32 @@ def test_tracks_filter_and_counters(profile: Profile) -> None:
 
 def test_self_time_search_longest_aggregate(profile: Profile) -> None:
     idx = tl.build_index(profile)
-    agg = {r["name"]: r for r in tl.aggregate(idx, BASE, BASE + 1000, None)["rows"]}
+    agg = {r["name"]: r for r in queries.aggregate(idx, BASE, BASE + 1000, None)["rows"]}
     assert agg["ProfilerStep#1"]["self_us"] == pytest.approx(1000 - 300 - 50)
     assert agg["aten::mm"]["self_us"] == pytest.approx(300 - 10)
     assert agg["sgemm"]["self_us"] is None and agg["sgemm"]["total_us"] == 200
-    total, matches = tl.search(idx, "ATEN::M", exact=False, limit=10)  # case-insensitive substring
+    total, matches = queries.search(idx, "ATEN::M", exact=False, limit=10)  # case-insensitive substring
     assert total == 2 and [m["name"] for m in matches] == ["aten::mul", "aten::mm"]
     assert [round(m["start_us"] - BASE) for m in matches] == [40, 100]  # time order
     # within a range: the events overlapping it (mul 40..90 touches 90, mm 100..400 doesn't)
-    total, matches = tl.search(idx, "aten::m", exact=False, limit=10, within=(BASE + 90, BASE + 99))
+    total, matches = queries.search(idx, "aten::m", exact=False, limit=10, within=(BASE + 90, BASE + 99))
     assert total == 1 and [m["name"] for m in matches] == ["aten::mul"]
-    total, _ = tl.search(idx, "aten", exact=False, limit=10, within=(BASE + 420, BASE + 460))
+    total, _ = queries.search(idx, "aten", exact=False, limit=10, within=(BASE + 420, BASE + 460))
     assert total == 1  # relu 450..500
-    assert tl.longest(idx, "sgemm", "kernel")["dur_us"] == 200
-    assert tl.longest(idx, "sgemm", "op") is None
+    assert queries.longest(idx, "sgemm", "kernel")["dur_us"] == 200
+    assert queries.longest(idx, "sgemm", "op") is None
 
 
 def test_event_details_link_kernel_runtime_and_op(profile: Profile) -> None:
     idx = tl.build_index(profile)
     k = int(np.flatnonzero(profile.device["name"].to_numpy() == "sgemm")[0])
-    d = details(profile, idx, "dev", k, tl.locate(idx, "dev", k))
+    d = details(profile, idx, "dev", k, queries.locate(idx, "dev", k))
     assert d["name"] == "sgemm" and d["category"] == "kernel" and d["dur_us"] == 200
     assert d["args"]["stream"] == 7 and d["args"]["grid"] == "[1, 1, 1]"
     links = {link["relation"]: link["name"] for link in d["links"]}
     assert links == {"launched by": "cudaLaunchKernel", "operator": "aten::mm"}
     op = int(np.flatnonzero(profile.ops["name"].to_numpy() == "aten::mm")[0])
-    d = details(profile, idx, "op", op, tl.locate(idx, "op", op))
+    d = details(profile, idx, "op", op, queries.locate(idx, "op", op))
     assert {(link["relation"], link["name"]) for link in d["links"]} == {
         ("launches", "cudaLaunchKernel"),
         ("kernel", "sgemm"),
@@ -162,10 +163,10 @@ def test_event_details_link_kernel_runtime_and_op(profile: Profile) -> None:
 
 
 def test_parse_id() -> None:
-    assert tl.parse_id("dev:12") == ("dev", 12)
+    assert queries.parse_id("dev:12") == ("dev", 12)
     for bad in ("dev", "x:1", "op:-1", "op:1:2"):
         with pytest.raises(ValueError):
-            tl.parse_id(bad)
+            queries.parse_id(bad)
 
 
 def test_trace_counters_become_counter_tracks_of_their_process(tmp_path: Path) -> None:

@@ -18,7 +18,8 @@ from tests.fixtures.paths import SHARED_TRACES
 from tests.fixtures.tensorboard_server import PREFIX, TensorBoard, tensorboard
 from tests.fixtures.trace_builder import TraceBuilder
 from tests.test_timeline import build
-from torch_tb_profiler.analysis import timeline as tl
+from torch_tb_profiler.analysis.timeline import index as tl
+from torch_tb_profiler.analysis.timeline import queries, windows
 from torch_tb_profiler.ingest.parse import load_profile
 from torch_tb_profiler.views.timeline import COLUMNS
 
@@ -155,7 +156,10 @@ def test_longest_at_a_time_is_the_innermost_event_running_then() -> None:
     profile = load_profile(str(b.write(Path(tempfile.mkdtemp()) / "w.pt.trace.json")))
     idx = tl.index(profile)
     start = profile.ops["ts"].min()  # the step's start: at_us is on the trace's clock
-    at = lambda t, **kw: (tl.longest(idx, kw.get("name"), kw.get("kind", "op"), start + t) or {}).get("name")  # noqa: E731
+
+    def at(t: float, name: str | None = None, kind: str = "op") -> str | None:
+        return (queries.longest(idx, name, kind, start + t) or {}).get("name")
+
     assert at(155) == "aten::empty"
     assert at(100) == "aten::linear"  # two start at 100: the longer one
     assert at(300) == "aten::linear"  # the same two are running: the longer one
@@ -227,7 +231,7 @@ def test_windows_equal_the_truth_of_the_trace(path: Path) -> None:
     rng = np.random.default_rng(7)
     for centre in rng.uniform(idx.start_us, idx.end_us, size=5):
         lo, hi = centre - 50, centre + 50  # 100 µs at 20,000 px: 0.005 µs per pixel
-        w = tl.window(idx, lo, hi, px=20000, tracks=None)
+        w = windows.window(idx, lo, hi, px=20000, tracks=None)
         want = sorted(
             (str(n), float(s), float(e - s))
             for n, s, e in zip(names, ts, end, strict=True)
@@ -241,7 +245,7 @@ def test_windows_equal_the_truth_of_the_trace(path: Path) -> None:
         assert got == want
         assert int(w.count.sum()) == int(np.count_nonzero((ts <= hi) & (end >= lo)))
     # coarse: the whole profile, boxes add up to every event
-    w = tl.window(idx, idx.start_us, idx.end_us, px=2000, tracks=None)
+    w = windows.window(idx, idx.start_us, idx.end_us, px=2000, tracks=None)
     assert int(w.count.sum()) == idx.event_count
     # ops keep the op tree's depth where nothing was moved (and the op tree saw no partial overlap:
     # ns_resolution_trace has false ones below float resolution, issue 16)

@@ -15,7 +15,7 @@ import pytest
 from werkzeug.wrappers import Request
 
 from tests.fixtures.trace_builder import V100, TraceBuilder
-from torch_tb_profiler.analysis.trace_counters import counter_events
+from torch_tb_profiler.analysis.timeline.counters import counter_events
 from torch_tb_profiler.ingest import private_dir
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import HttpError

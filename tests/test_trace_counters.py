@@ -14,7 +14,7 @@ import pytest
 from tests.fixtures.paths import shared_trace
 from tests.fixtures.tensorboard_server import PREFIX, tensorboard
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.analysis.trace_counters import bucket_size, counter_events
+from torch_tb_profiler.analysis.timeline.counters import bucket_size, counter_events
 from torch_tb_profiler.ingest.loading import load_profile
 from torch_tb_profiler.ingest.private_dir import fingerprint
 from torch_tb_profiler.views.trace import _spliced, cached_trace, with_counters

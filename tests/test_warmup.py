@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.trace_builder import TraceBuilder, busy_trace
-from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.ingest.warmup import Warmer
 from torch_tb_profiler.model import Profile

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from torch_tb_profiler import cli_compare, cli_index
-from torch_tb_profiler.analysis.summary import DEFAULT_TOP, failed_summary, profile_summary
+from torch_tb_profiler.analysis.overview.summary import DEFAULT_TOP, failed_summary, profile_summary
 from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.ingest.discovery import TraceFile, group_files, parse_name
 from torch_tb_profiler.ingest.names import display
@@ -132,7 +132,7 @@ def summarise(
 ) -> list[dict[str, Any]]:
     """Per-profile summaries; with ``comm``, also collects (run, span, worker summary) for every
     profile of a run/span that has several workers (for the ``distributed`` key)."""
-    from torch_tb_profiler.analysis import distributed  # heavy imports only when there is work
+    from torch_tb_profiler.analysis.distributed import job as distributed
     from torch_tb_profiler.ingest.parse_split import load_split
     from torch_tb_profiler.ingest.persist import read_current
 
@@ -219,8 +219,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"torch-tb-profiler: {p['run']}/{p['worker']}/span {p['span']}: {e}", file=sys.stderr)
     dist = None
     if comm:
-        from torch_tb_profiler.analysis.distributed import cli_section
-        from torch_tb_profiler.analysis.summary import clean
+        from torch_tb_profiler.analysis.core.plain import clean
+        from torch_tb_profiler.analysis.distributed.job import cli_section
 
         dist = clean(cli_section(comm))
     if args.json:

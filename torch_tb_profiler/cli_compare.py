@@ -2,8 +2,8 @@
 
 Each side is a trace file, a run directory or a logdir (local or any URL ``summary`` accepts) and must
 come down to one profile (``--run/--worker/--span`` for both, ``--base-*``/``--exp-*`` for one). The
-figures come from ``analysis/diff.py`` (the Diff view's implementation); ``--fail-on`` rules from
-``analysis/diff_rules.py``. Exit status: 0 no rule failed, 1 a rule failed (each printed with its
+figures come from ``analysis/diff/compare.py`` (the Diff view's implementation); ``--fail-on`` rules from
+``analysis/diff/rules.py``. Exit status: 0 no rule failed, 1 a rule failed (each printed with its
 figures), 2 bad usage, a bad rule or unreadable input (the reason on stderr). docs/cli.md has it all.
 """
 
@@ -14,8 +14,8 @@ import json
 import sys
 from typing import Any
 
-from torch_tb_profiler.analysis import diff as D
-from torch_tb_profiler.analysis import diff_rules as R
+from torch_tb_profiler.analysis.diff import compare as D
+from torch_tb_profiler.analysis.diff import rules as R
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD = 0, 1, 2
 DEFAULT_TOP = 10

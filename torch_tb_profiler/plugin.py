@@ -198,7 +198,7 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
         """A profile read from the index is ready in a fraction of a second: compute what its overview
         needs (kept on the profile) before the user asks; nothing when its index stored the answer."""
         if self._opens_on(profile):
-            from torch_tb_profiler.analysis.overview import overview
+            from torch_tb_profiler.analysis.overview.page import overview
 
             with contextlib.suppress(LookupFailed):
                 if self.store.kept_answer(profile.run, profile.worker, profile.span, "overview") is not None:
@@ -213,7 +213,7 @@ class TorchProfilerPlugin(base_plugin.TBPlugin):
         this index alone (0.3 s for 322 MB of JSON, 0.9 s for 1 GB)."""
         distributed_view.prepare(profile)
         if self._opens_on(profile):
-            from torch_tb_profiler.analysis import timeline
+            from torch_tb_profiler.analysis.timeline import index as timeline
 
             timeline.index(profile)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from torch_tb_profiler.analysis.breakdown import LABELS
+from torch_tb_profiler.analysis.device.breakdown import LABELS
 
 MISSING = "–"
 _DEVICE_CATEGORIES = ("kernel", "memcpy", "memset", "runtime")  # always 0 on CPU-only profiles

@@ -11,7 +11,7 @@ import pytest
 
 from tests.cloud.conftest import Backend
 from tests.cloud.tree import TREE_KEYS, logdir_tree, trace_bytes
-from torch_tb_profiler.analysis.overview import overview
+from torch_tb_profiler.analysis.overview.page import overview
 from torch_tb_profiler.ingest import cloud_cache, storage
 from torch_tb_profiler.ingest.discovery import Scanner
 from torch_tb_profiler.ingest.loading import RunStore, load_profile

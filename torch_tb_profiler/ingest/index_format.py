@@ -37,7 +37,7 @@ import pandas as pd
 import pyarrow as pa
 
 from torch_tb_profiler import __version__
-from torch_tb_profiler.analysis.timeline import INDEX_KEY
+from torch_tb_profiler.analysis.timeline.index import INDEX_KEY
 from torch_tb_profiler.ingest import index_timeline
 from torch_tb_profiler.model.profile import Profile, TraceMeta
 
@@ -92,7 +92,7 @@ class IndexedSummary:
 
 def view_facts(profile: Profile) -> dict[str, bool]:
     """Which per-profile views apply (views/core.py lists a run's views from these)."""
-    from torch_tb_profiler.analysis.modules import has_module_view
+    from torch_tb_profiler.analysis.modules.tree import has_module_view
 
     return {
         "kernels": len(profile.kernels) > 0,
@@ -218,7 +218,7 @@ def loads_summary(data: bytes | memoryview) -> IndexedSummary:
     except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
         raise IndexFormatError(f"unreadable index summary: {type(e).__name__}: {e}") from None
     if out.part is not None:  # analysis.distributed.summarize_worker finds it as on a Profile
-        from torch_tb_profiler.analysis.distributed import RANK_PART_KEY
+        from torch_tb_profiler.analysis.distributed.job import RANK_PART_KEY
 
         out.cache[RANK_PART_KEY] = out.part
     return out
@@ -291,7 +291,7 @@ def loads(data: bytes | memoryview) -> Profile:
         run=info["run"], worker=info["worker"], span=info["span"], source=info["source"], meta=meta, **frames
     )
     if part is not None:
-        from torch_tb_profiler.analysis.distributed import RANK_PART_KEY
+        from torch_tb_profiler.analysis.distributed.job import RANK_PART_KEY
 
         profile.cache[RANK_PART_KEY] = part
     if header.get("timeline"):
@@ -308,7 +308,7 @@ def loads(data: bytes | memoryview) -> Profile:
 # ---- summary -----------------------------------------------------------------------------------------
 def _summary_to_json(profile: Profile) -> tuple[dict[str, Any], pd.DataFrame]:
     """The summary's header entry and its calls table (empty when the profile has no rank part)."""
-    from torch_tb_profiler.analysis.distributed import rank_part
+    from torch_tb_profiler.analysis.distributed.job import rank_part
 
     part = rank_part(profile) if has_rank_part(profile) else None
     entry: dict[str, Any] = {"facts": view_facts(profile), "rank_part": None, "answers": _answers(profile)}
@@ -337,7 +337,7 @@ def _answers(profile: Profile) -> dict[str, Any]:
     compute), so that re-opening a logdir answers it from the summary, before the event tables are read.
     Not for small traces: on a 2.x NCCL rank (5 k events) it costs 0.1-0.2 s, twice the rest of the index
     write, and on demand it is as quick."""
-    from torch_tb_profiler.analysis.overview import page
+    from torch_tb_profiler.analysis.overview.page import page
 
     if profile.meta.event_count < STORED_OVERVIEW_MIN_EVENTS:
         return {}
@@ -353,7 +353,7 @@ def _answers(profile: Profile) -> dict[str, Any]:
 def _part_from_json(fields: dict[str, Any] | None, calls: pd.DataFrame | None) -> Any:
     if fields is None:
         return None
-    from torch_tb_profiler.analysis.distributed import RankPart
+    from torch_tb_profiler.analysis.distributed.job import RankPart
 
     return RankPart(
         info=dict(fields["info"]),

@@ -1,4 +1,4 @@
-"""The timeline index (analysis/timeline.py) as part of the persisted index: a re-opened profile whose
+"""The timeline index (analysis/timeline/index.py) as part of the persisted index: a re-opened profile whose
 index file holds it draws its Trace view without building it again (0.9 s of CPU for a 1 GB trace,
 right when the page is loading). Stored when the profile had it built before its index was written,
 which the plugin does for the profile each run opens on (plugin._on_loaded).
@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import timeline as tl
+from torch_tb_profiler.analysis.timeline import index as tl
 from torch_tb_profiler.model import Profile
 
 EVENTS, NAMES, COUNTERS = "timeline.events", "timeline.names", "timeline.counters"

@@ -74,7 +74,7 @@ class Facts:
 
     @staticmethod
     def of(profile: Profile) -> Facts:
-        from torch_tb_profiler.analysis.modules import has_module_view
+        from torch_tb_profiler.analysis.modules.tree import has_module_view
 
         return Facts(
             worker=profile.worker,

@@ -425,7 +425,7 @@ def _fwdbwd(points: pd.DataFrame, ops: pd.DataFrame, finder: EnclosingOp) -> pd.
 
 
 def _steps(ops: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
-    """Host ProfilerStep#N ranges in numeric order (device extension: analysis/steps.py); a step
+    """Host ProfilerStep#N ranges in numeric order (device extension: analysis/core/steps.py); a step
     number that does not fit 64 bits makes that range an ordinary op, with a warning."""
     names = ops["name"]
     numbers = {name: int(m.group(1)) for name in pd.unique(names) if (m := STEP_NAME.match(name))}

@@ -3,7 +3,7 @@
 ``run``/``worker``/``span`` name the experiment and ``base_run``/``base_worker``/``base_span`` the
 baseline (span optional where the worker has one); ``group_by`` joins operators by name or name +
 input shape; ``waterfall_top`` is the number of waterfall parts. The figures come from
-``analysis/diff.py``, shared with ``torch-tb-profiler compare`` and memoized per pair.
+``analysis/diff/compare.py``, shared with ``torch-tb-profiler compare`` and memoized per pair.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.analysis import diff as D
-from torch_tb_profiler.analysis.operators import GROUP_BY
+from torch_tb_profiler.analysis.diff import compare as D
+from torch_tb_profiler.analysis.ops.operators import GROUP_BY
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import choice_param, int_param, param
 

@@ -1,7 +1,7 @@
 """Distributed view route: the workers of a run for one span, analysed as one job.
 
 ``/distributed?run=&span=&job=&max_rounds=&top=`` (span optional: each worker's only or first span;
-job: one of the span's jobs, analysis/distributed_jobs.py, by default the largest). See docs/api.md,
+job: one of the span's jobs, analysis/distributed/job_split.py, by default the largest). See docs/api.md,
 "Distributed".
 """
 
@@ -13,9 +13,9 @@ import threading
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.analysis import distributed as D
-from torch_tb_profiler.analysis.distributed_jobs import default_job
-from torch_tb_profiler.analysis.distributed_matrix import scale_sections
+from torch_tb_profiler.analysis.distributed import job as D
+from torch_tb_profiler.analysis.distributed.job_split import default_job
+from torch_tb_profiler.analysis.distributed.matrix import scale_sections
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.views.common import int_param, not_found, param

@@ -8,10 +8,10 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.analysis import kernels as k
-from torch_tb_profiler.analysis.accelerator import accelerator
-from torch_tb_profiler.analysis.operators import records
-from torch_tb_profiler.analysis.summary import clean
+from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.plain import clean
+from torch_tb_profiler.analysis.ops import kernels as k
+from torch_tb_profiler.analysis.ops.operators import records
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import choice_param, int_param, param, profile_param, rows_containing
 from torch_tb_profiler.views.operators import DEFAULT_LIMIT, MAX_LIMIT, ORDERS

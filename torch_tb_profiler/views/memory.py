@@ -10,9 +10,9 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.analysis import memory as M
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.downsample import DEFAULT_MAX_POINTS
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.memory import usage as M
+from torch_tb_profiler.analysis.memory.downsample import DEFAULT_MAX_POINTS
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import (
     bad_request,

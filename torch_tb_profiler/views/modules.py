@@ -7,9 +7,9 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.analysis import lightning
-from torch_tb_profiler.analysis import modules as mod
-from torch_tb_profiler.analysis.summary import clean
+from torch_tb_profiler.analysis.core.plain import clean
+from torch_tb_profiler.analysis.modules import lightning
+from torch_tb_profiler.analysis.modules import tree as mod
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.views.common import bad_request, choice_param, int_param, not_found, profile_param

@@ -7,9 +7,9 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.analysis import operators as ops
-from torch_tb_profiler.analysis.accelerator import accelerator
-from torch_tb_profiler.analysis.summary import clean
+from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.plain import clean
+from torch_tb_profiler.analysis.ops import operators as ops
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import (
     choice_param,
@@ -56,7 +56,7 @@ def operators(request: Request, store: RunStore) -> dict[str, Any]:
             "rows": ops.records(ordered.iloc[offset : offset + limit]),
             "top": {m: ops.records(ops.top(by_name, m, top_n)[["name", m]]) for m in TOP_MEASURES},
             "totals": {m: float(by_name[m].sum()) if len(by_name) else 0.0 for m in TOP_MEASURES},
-            # the TC columns mean something only where kernel names tell (analysis/accelerator.py)
+            # the TC columns mean something only where kernel names tell (analysis/core/accelerator.py)
             "matrix_units": accelerator(profile).matrix_units,
         }
     )

@@ -7,7 +7,7 @@ from typing import Any
 
 from werkzeug.wrappers import Request
 
-from torch_tb_profiler.analysis.overview import page
+from torch_tb_profiler.analysis.overview.page import page
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import param
 

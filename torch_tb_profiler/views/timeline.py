@@ -1,6 +1,6 @@
 """The Trace view's routes: the timeline's tracks, windows of events, one event, search, aggregates.
 
-All answers come from the per-profile timeline index (analysis/timeline.py); the trace JSON never goes
+All answers come from the per-profile timeline index (analysis/timeline/index.py); the trace JSON never goes
 to the page. Formats in docs/api.md ("Timeline").
 """
 
@@ -14,8 +14,9 @@ import msgspec
 import numpy as np
 from werkzeug.wrappers import Request, Response
 
-from torch_tb_profiler.analysis import timeline as tl
-from torch_tb_profiler.analysis.timeline_events import details
+from torch_tb_profiler.analysis.timeline import index as tl
+from torch_tb_profiler.analysis.timeline import queries, windows
+from torch_tb_profiler.analysis.timeline.events import details
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import (
     bad_request,
@@ -111,10 +112,10 @@ def tracks(request: Request, store: RunStore) -> dict[str, Any]:
 
 def window(request: Request, store: RunStore) -> Any:
     start, end = _range_params(request)
-    px = int_param(request, "px", 2000, lo=1, hi=tl.MAX_PX)
+    px = int_param(request, "px", 2000, lo=1, hi=windows.MAX_PX)
     fmt = choice_param(request, "format", ("bin", "json"), "bin")
     idx = _index(request, store)
-    w = tl.window(idx, start, end, px, _tracks_param(request, idx))
+    w = windows.window(idx, start, end, px, _tracks_param(request, idx))
     counters = {str(k): {"ts": s.ts, "values": s.values} for k, s in w.counters.items()}
     if fmt == "json":
         ids = [
@@ -155,7 +156,7 @@ def window(request: Request, store: RunStore) -> Any:
     return _binary(request, w, counters)
 
 
-def _binary(request: Request, w: tl.Window, counters: dict[str, Any]) -> Response:
+def _binary(request: Request, w: windows.Window, counters: dict[str, Any]) -> Response:
     header = {
         "start_us": w.start_us,
         "end_us": w.end_us,
@@ -182,12 +183,12 @@ def _binary(request: Request, w: tl.Window, counters: dict[str, Any]) -> Respons
 def event(request: Request, store: RunStore) -> dict[str, Any]:
     raw = param(request, "id")
     try:
-        kind, row = tl.parse_id(raw)
+        kind, row = queries.parse_id(raw)
     except ValueError as e:
         raise bad_request(str(e)) from None
     profile = profile_param(request, store)
     idx = tl.index(profile)
-    position = tl.locate(idx, kind, row)
+    position = queries.locate(idx, kind, row)
     if position < 0:
         raise not_found(f"no event '{raw}' in this profile")
     return details(profile, idx, kind, row, position)
@@ -195,10 +196,10 @@ def event(request: Request, store: RunStore) -> dict[str, Any]:
 
 def search(request: Request, store: RunStore) -> dict[str, Any]:
     query = param(request, "q")
-    limit = int_param(request, "limit", 1000, lo=1, hi=tl.MAX_ITEMS)
+    limit = int_param(request, "limit", 1000, lo=1, hi=windows.MAX_ITEMS)
     exact = choice_param(request, "exact", ("0", "1"), "0") == "1"
     within = _optional_range(request)
-    total, matches = tl.search(_index(request, store), query, exact, limit, within)
+    total, matches = queries.search(_index(request, store), query, exact, limit, within)
     out: dict[str, Any] = {
         "query": query,
         "total": total,
@@ -214,7 +215,7 @@ def longest(request: Request, store: RunStore) -> dict[str, Any]:
     at_us = float_param(request, "at_us")
     name = param(request, "name") if at_us is None or request.args.get("name") else None
     kind = choice_param(request, "kind", ("any", "op", "kernel"), "any")
-    found = tl.longest(_index(request, store), name, kind, at_us)
+    found = queries.longest(_index(request, store), name, kind, at_us)
     if found is None:
         what = f"{'' if kind == 'any' else kind + ' '}event" + (
             f" named '{name}'" if name is not None else ""
@@ -227,7 +228,7 @@ def longest(request: Request, store: RunStore) -> dict[str, Any]:
 def aggregate(request: Request, store: RunStore) -> dict[str, Any]:
     start, end = _range_params(request)
     idx = _index(request, store)
-    return tl.aggregate(idx, start, end, _tracks_param(request, idx))
+    return queries.aggregate(idx, start, end, _tracks_param(request, idx))
 
 
 ROUTES = {

@@ -26,7 +26,7 @@ import msgspec
 from werkzeug.wrappers import Request, Response
 from werkzeug.wsgi import wrap_file
 
-from torch_tb_profiler.analysis.trace_counters import counter_events
+from torch_tb_profiler.analysis.timeline.counters import counter_events
 from torch_tb_profiler.ingest.loading import SOURCE_FINGERPRINT, SOURCE_LOCAL, RunStore
 from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.private_dir import fingerprint, is_ours, private_dir, user_cache_root

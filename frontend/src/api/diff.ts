@@ -1,4 +1,4 @@
-// The `diff` route's answer (docs/api.md, "Diff"; built by torch_tb_profiler/analysis/diff.py, the
+// The `diff` route's answer (docs/api.md, "Diff"; built by torch_tb_profiler/analysis/diff/compare.py, the
 // same object `torch-tb-profiler compare --json` prints, less `verdict`).
 
 export interface Change {

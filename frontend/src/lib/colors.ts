@@ -3,7 +3,7 @@
 
 export const OTHER_GREY = "#9e9e9e";
 
-/** Step-time breakdown categories (analysis/breakdown.py) and the distributed view's parts. */
+/** Step-time breakdown categories (analysis/device/breakdown.py) and the distributed view's parts. */
 export const CATEGORY_COLORS: Record<string, string> = {
   kernel: "#4e79a7",
   memcpy: "#59a14f",

@@ -32,7 +32,7 @@ export interface ModuleStep {
   duration_us: number;
 }
 
-/** Lightning hooks per step: µs per part (analysis/lightning.py), summing to the step's duration. */
+/** Lightning hooks per step: µs per part (analysis/modules/lightning.py), summing to the step's duration. */
 export const HOOK_PARTS = ["data_fetching", "step", "backward", "optimizer", "callbacks", "other_hooks", "outside_hooks"] as const;
 export type HookPart = (typeof HOOK_PARTS)[number];
 

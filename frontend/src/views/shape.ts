@@ -29,7 +29,7 @@ export interface Category {
   label: string;
 }
 
-/** Step-time breakdown categories, in the order categories claim time (analysis/breakdown.py). */
+/** Step-time breakdown categories, in the order categories claim time (analysis/device/breakdown.py). */
 export const BREAKDOWN: Category[] = [
   { key: "kernel", label: "Kernel" },
   { key: "memcpy", label: "Memcpy" },

@@ -30,11 +30,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, memory, operators, overview
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.kernel_family import family
-from torch_tb_profiler.analysis.steps import steps as step_table
-from torch_tb_profiler.analysis.summary import clean
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.core.plain import clean
+from torch_tb_profiler.analysis.core.steps import steps as step_table
+from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.diff.kernel_family import family
+from torch_tb_profiler.analysis.memory import usage as memory
+from torch_tb_profiler.analysis.ops import kernels, operators
+from torch_tb_profiler.analysis.overview import page as overview
 from torch_tb_profiler.model import intervals as iv
 
 OP_FIELDS = ("calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us")
@@ -88,7 +91,7 @@ def _side(profile) -> dict[str, Any]:
 def _distributed(profile) -> dict[str, Any] | None:
     if not (len(profile.comms) or profile.meta.distributed_info):
         return None
-    from torch_tb_profiler.analysis import distributed  # heavy: only for profiles with collectives
+    from torch_tb_profiler.analysis.distributed import job as distributed
 
     w = distributed.summarize_worker(profile.worker, profile)
     job = distributed.analyze_job([w])

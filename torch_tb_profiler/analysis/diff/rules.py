@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from torch_tb_profiler.analysis.breakdown import CATEGORIES
+from torch_tb_profiler.analysis.device.breakdown import CATEGORIES
 
 _CMP = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _TIME_UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}

@@ -12,7 +12,7 @@ from collections.abc import Callable
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.core.cache import memoized
 
 
 def factorized(profile, table: str, column: str = "name") -> tuple[np.ndarray, np.ndarray]:

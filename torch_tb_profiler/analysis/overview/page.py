@@ -6,15 +6,17 @@ from typing import Any
 
 import numpy as np
 
-from torch_tb_profiler.analysis import breakdown, gpu_metrics
-from torch_tb_profiler.analysis.accelerator import accelerator
-from torch_tb_profiler.analysis.recommendations import recommendations
+from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.plain import clean
+from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.modules.tree import has_module_view
+from torch_tb_profiler.analysis.overview.recommendations import recommendations
 
 _VERSION_HINTS = ("version",)
 
 
 def device_type(profile) -> str:
-    """The device kind (analysis/accelerator.py): GPU for CUDA and ROCm, MTIA, XPU, HPU, PrivateUse1,
+    """The device kind (analysis/core/accelerator.py): GPU for CUDA and ROCm, MTIA, XPU, HPU, PrivateUse1,
     or CPU when the profile has no runtime call and no device activity."""
     return accelerator(profile).kind
 
@@ -110,9 +112,6 @@ def _finite(d: dict[str, Any]) -> dict[str, Any]:
 def page(profile) -> dict[str, Any]:
     """The ``/overview`` answer as plain JSON data, but for ``environment.workers`` (a fact of the run, added
     by the route): what the persisted index stores, so a re-opened logdir answers without the profile."""
-    from torch_tb_profiler.analysis.modules import has_module_view
-    from torch_tb_profiler.analysis.summary import clean
-
     data = overview(profile)
     data["environment"]["module_info"] = has_module_view(profile)
     return clean(data)

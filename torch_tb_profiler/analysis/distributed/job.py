@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import comm_bytes as cb
-from torch_tb_profiler.analysis import distributed_jobs as jobs
-from torch_tb_profiler.analysis import steps as steps_mod
-from torch_tb_profiler.analysis.accelerator import accelerator
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.collectives import collective_calls
-from torch_tb_profiler.analysis.interval_groups import grouped_union_total
+from torch_tb_profiler.analysis.core import steps as steps_mod
+from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.distributed import comm_bytes as cb
+from torch_tb_profiler.analysis.distributed import job_split as jobs
+from torch_tb_profiler.analysis.distributed.collectives import collective_calls
+from torch_tb_profiler.analysis.distributed.interval_groups import grouped_union_total
 from torch_tb_profiler.model import intervals as iv
 
 _RANK_IN_NAME = (re.compile(r"rank[-_]?(\d+)", re.I), re.compile(r"worker[-_]?(\d+)", re.I))

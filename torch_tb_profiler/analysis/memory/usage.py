@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.downsample import DEFAULT_MAX_POINTS, downsample_indices
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.memory.downsample import DEFAULT_MAX_POINTS, downsample_indices
 from torch_tb_profiler.trace.schema import DEVICE_TYPE_NAMES
 
 # host ranges that are not operators: their records belong to the nearest enclosing operator

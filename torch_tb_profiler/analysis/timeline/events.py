@@ -11,8 +11,9 @@ from typing import Any
 
 import numpy as np
 
-from torch_tb_profiler.analysis import operators
-from torch_tb_profiler.analysis.timeline import TABLES, TimelineIndex, brief, locate, self_times
+from torch_tb_profiler.analysis.ops import operators
+from torch_tb_profiler.analysis.timeline.index import TABLES, TimelineIndex
+from torch_tb_profiler.analysis.timeline.queries import brief, locate, self_times
 from torch_tb_profiler.model import Profile
 
 MAX_LINKS = 64  # per relation; a kernel-heavy op may launch thousands

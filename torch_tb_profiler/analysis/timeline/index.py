@@ -19,17 +19,15 @@ Rules (docs/metrics.md, "Timeline"):
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import memory as mem
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.downsample import downsample_indices
-from torch_tb_profiler.analysis.trace_counters import counter_series, trace_range
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.memory import usage as mem
+from torch_tb_profiler.analysis.timeline.counters import counter_series, trace_range
 from torch_tb_profiler.model import Profile
 
 KINDS = ("op", "rt", "dev", "py", "sync", "ann", "other")
@@ -43,12 +41,9 @@ TABLES = {
     "other": "others",
 }
 _HOST_KINDS = ("op", "rt", "py", "other")
-_NESTING = ("thread", "python", "annotations")  # track kinds whose events nest (streams' don't)
+NESTING_KINDS = ("thread", "python", "annotations")  # track kinds whose events nest (streams' don't)
 # start-before-end slack on one row: float64 rounding of ns timestamps written as µs
 _ROUNDING_US = 0.002
-MAX_ITEMS = 100_000
-MAX_PX = 20_000
-_ID = re.compile(r"^([a-z]+):(\d+)$")
 
 
 @dataclass
@@ -219,7 +214,7 @@ def build_index(profile: Profile) -> TimelineIndex:
     name_codes, names = pd.factorize(names_obj, use_na_sentinel=False)
     names = np.asarray(["" if u is None else str(u) for u in names], dtype=object)
 
-    nests = np.array([k[0] in _NESTING for k in ordered_keys], dtype=bool)
+    nests = np.array([k[0] in NESTING_KINDS for k in ordered_keys], dtype=bool)
     depth = _nesting_depth(track, ts, end, nests[track] if track.size else np.zeros(0, bool))
     depth, moved_mask, nest_rows = _extra_rows(track, depth, ts, end, nests)
 
@@ -333,7 +328,7 @@ def _segments(track: np.ndarray, depth: np.ndarray) -> tuple[np.ndarray, np.ndar
     return np.r_[0, change].astype(np.int64), np.r_[change, track.size].astype(np.int64)
 
 
-def _row_above(ts: np.ndarray, track: np.ndarray, depth: np.ndarray) -> np.ndarray:
+def row_above(ts: np.ndarray, track: np.ndarray, depth: np.ndarray) -> np.ndarray:
     """For arrays sorted by (track, depth, ts): per event, the position of the last event one row up
     on its track that starts at or before it (its parent when rows nest), -1 if none."""
     out = np.full(ts.size, -1, dtype=np.int64)
@@ -367,7 +362,7 @@ def _extra_rows(
         return depth, moved, nest_rows
     order = np.lexsort((ts, depth, track))
     s_ts, s_end, s_track, s_depth = ts[order], end[order], track[order], depth[order]
-    parent = _row_above(s_ts, s_track, s_depth)
+    parent = row_above(s_ts, s_track, s_depth)
     nested = nests[s_track] & (s_depth > 0)
     overhangs = (parent < 0) | (s_end[np.maximum(parent, 0)] < s_end - _slack(s_end))
     moved[order[nested & overhangs]] = True
@@ -545,242 +540,3 @@ def trace_counter_series(profile: Profile) -> dict[tuple[str, str, str], tuple[n
             grp["value"].to_numpy(np.float64),
         )
     return out
-
-
-# ---- answering -------------------------------------------------------------------------------------
-
-
-@dataclass
-class Window:
-    start_us: float
-    end_us: float
-    px: int
-    resolution_us: float
-    coarsened: bool  # resolution_us was raised above (end - start) / px to keep under MAX_ITEMS boxes
-    ts: np.ndarray
-    dur: np.ndarray
-    kind: np.ndarray  # uint8, KINDS index
-    row: np.ndarray  # int32, -1 for a merged box
-    name: np.ndarray  # index into names; 0 ("") for a box of mixed names
-    names: list[str]
-    count: np.ndarray
-    track: np.ndarray
-    depth: np.ndarray
-    counters: dict[int, Series]
-
-
-def window(idx: TimelineIndex, start: float, end: float, px: int, tracks: list[int] | None) -> Window:
-    """The events of ``tracks`` overlapping [start, end], small neighbours merged (module doc; api.md)."""
-    segs = idx.segments_of(tracks)
-    pieces = []
-    for s in segs.tolist():
-        lo, hi = int(idx.seg_lo[s]), int(idx.seg_hi[s])
-        a = lo + int(np.searchsorted(idx.end[lo:hi], start, side="left"))
-        b = lo + int(np.searchsorted(idx.ts[lo:hi], end, side="right"))
-        if b > a:
-            pieces.append((a, b))
-    if pieces:
-        lengths = np.array([b - a for a, b in pieces], dtype=np.int64)
-        starts = np.array([a for a, _ in pieces], dtype=np.int64)
-        first = np.r_[0, np.cumsum(lengths)[:-1]]
-        sel = np.arange(int(lengths.sum()), dtype=np.int64) - np.repeat(first - starts, lengths)
-        seg_first = np.zeros(sel.size, dtype=bool)
-        seg_first[first] = True
-    else:
-        sel = np.zeros(0, np.int64)
-        seg_first = np.zeros(0, bool)
-    res = requested = (end - start) / px
-    t, e = idx.ts[sel], idx.end[sel]
-    while True:
-        group = _merge_groups(t, e, seg_first, res)
-        n_groups = int(group[-1]) + 1 if group.size else 0
-        # a row's events merge at most into one box: past the window's width coarsening can't help
-        if n_groups <= MAX_ITEMS or res > 2 * (end - start):
-            break
-        res *= 2
-    heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if group.size else np.zeros(0, np.int64)
-    tails = np.r_[heads[1:], group.size] - 1 if group.size else np.zeros(0, np.int64)
-    count = (tails - heads + 1).astype(np.uint32)
-    codes = idx.name[sel]
-    same_name = (
-        np.minimum.reduceat(codes, heads) == np.maximum.reduceat(codes, heads)
-        if heads.size
-        else np.zeros(0, bool)
-    )
-    head_rows = sel[heads]
-    name_code = np.where(same_name, codes[heads], -1)
-    used, local = np.unique(name_code, return_inverse=True)
-    names = [""] + [str(idx.names[c]) for c in used.tolist() if c >= 0]
-    local = local.ravel() + (0 if used.size and used[0] == -1 else 1)
-    single = count == 1
-    counters = {}
-    wanted = idx.counters.keys() if tracks is None else [t for t in tracks if t in idx.counters]
-    for tid in wanted:
-        counters[tid] = _counter_window(idx.counters[tid], start, end, px)
-    return Window(
-        start_us=start,
-        end_us=end,
-        px=px,
-        resolution_us=res,
-        coarsened=res > requested,
-        ts=t[heads],
-        dur=(e[tails] - t[heads]) if heads.size else np.zeros(0),
-        kind=idx.kind[head_rows],
-        row=np.where(single, idx.row[head_rows], -1).astype(np.int32),
-        name=local.astype(np.uint32),
-        names=names,
-        count=count,
-        track=idx.track[head_rows],
-        depth=idx.depth[head_rows],
-        counters=counters,
-    )
-
-
-def _merge_groups(t: np.ndarray, e: np.ndarray, seg_first: np.ndarray, res: float) -> np.ndarray:
-    """Group number per event: runs of events narrower than ``res`` whose gaps are under ``res``."""
-    if not t.size:
-        return np.zeros(0, np.int64)
-    small = (e - t) < res
-    close = np.r_[False, (t[1:] - e[:-1]) < res]
-    joins = small & np.r_[False, small[:-1]] & close & ~seg_first
-    return np.cumsum(~joins) - 1
-
-
-def _counter_window(series: Series, start: float, end: float, px: int) -> Series:
-    lo = max(0, int(np.searchsorted(series.ts, start, side="right")) - 1)  # the value entering the window
-    hi = int(np.searchsorted(series.ts, end, side="right"))
-    t, v = series.ts[lo:hi], series.values[lo:hi]
-    keep = downsample_indices(t, [v], max_points=4 * px)
-    return Series(t[keep], v[keep])
-
-
-# ---- one event, search, aggregates -------------------------------------------------------------------
-
-
-def parse_id(text: str) -> tuple[str, int]:
-    """``"kind:row"`` -> (kind, row); ValueError when malformed."""
-    m = _ID.match(text)
-    if not m or m.group(1) not in KINDS:
-        raise ValueError(f"an event id is '<kind>:<row>' with kind one of {', '.join(KINDS)}; got '{text}'")
-    return m.group(1), int(m.group(2))
-
-
-def locate(idx: TimelineIndex, kind: str, row: int) -> int:
-    """Position of an event in the index, -1 when there is none."""
-    pos = idx.position.get(kind)
-    if pos is None or not 0 <= row < pos.size:
-        return -1
-    return int(pos[row])
-
-
-def brief(idx: TimelineIndex, p: int) -> dict[str, Any]:
-    return {
-        "id": f"{KINDS[idx.kind[p]]}:{int(idx.row[p])}",
-        "name": str(idx.names[idx.name[p]]),
-        "track": int(idx.track[p]),
-        "depth": int(idx.depth[p]),
-        "start_us": float(idx.ts[p]),
-        "dur_us": float(idx.end[p] - idx.ts[p]),
-    }
-
-
-def self_times(idx: TimelineIndex) -> np.ndarray:
-    """Per event: its duration minus that of the events directly under it on its track's nesting
-    rows (NaN for events of tracks whose rows don't nest: device streams)."""
-    if idx._self is not None:
-        return idx._self
-    dur = idx.end - idx.ts
-    nesting = np.array([t.kind in _NESTING for t in idx.tracks], dtype=bool)
-    nest_rows = np.array([t.rows - t.extra_rows for t in idx.tracks], dtype=np.int64)
-    track = idx.track.astype(np.int64)
-    parent = _row_above(idx.ts, track, idx.depth.astype(np.int64))
-    child = nesting[track] & (idx.depth < nest_rows[track]) & (parent >= 0)
-    child &= idx.end[np.maximum(parent, 0)] >= idx.ts
-    children = np.zeros(idx.ts.size)
-    np.add.at(children, parent[child], dur[child])
-    out = dur - children
-    out[~nesting[track]] = np.nan
-    idx._self = out
-    return out
-
-
-def search(
-    idx: TimelineIndex,
-    query: str,
-    exact: bool,
-    limit: int,
-    within: tuple[float, float] | None = None,
-) -> tuple[int, list[dict[str, Any]]]:
-    """Events whose name contains (or, ``exact``, equals) ``query``, case-insensitive, by start time;
-    with ``within`` = (start, end) only those overlapping that range. (total, the first ``limit``)."""
-    q = query.lower()
-    hit_names = np.flatnonzero(
-        np.fromiter(
-            ((n.lower() == q) if exact else (q in n.lower()) for n in idx.names), bool, idx.names.size
-        )
-    )
-    if not hit_names.size:
-        return 0, []
-    hits = np.flatnonzero(np.isin(idx.name, hit_names))
-    if within is not None:
-        hits = hits[(idx.ts[hits] <= within[1]) & (idx.end[hits] >= within[0])]
-    hits = hits[np.argsort(idx.ts[hits], kind="stable")]
-    return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
-
-
-def longest(
-    idx: TimelineIndex, name: str | None, kind: str, at_us: float | None = None
-) -> dict[str, Any] | None:
-    """The longest event named ``name`` (any name when None) of that kind ("op", "kernel" for device
-    events, "any"); with ``at_us``, among those running at that time the one that started last (the
-    innermost; the longest of those starting together): "Show in timeline" for one instance, such as the
-    op that made an allocation or a straggler's collective call."""
-    if name is not None:
-        codes = np.flatnonzero(idx.names == name)
-        if not codes.size:
-            return None
-        hits = np.flatnonzero(idx.name == codes[0])
-    else:
-        hits = np.arange(idx.ts.size)
-    if kind == "op":
-        hits = hits[idx.kind[hits] == KINDS.index("op")]
-    elif kind == "kernel":
-        hits = hits[idx.kind[hits] == KINDS.index("dev")]
-    if at_us is not None:
-        hits = hits[(idx.ts[hits] <= at_us) & (idx.end[hits] >= at_us)]
-    if not hits.size:
-        return None
-    dur = idx.end[hits] - idx.ts[hits]
-    if at_us is None:
-        return brief(idx, int(hits[int(np.argmax(dur))]))
-    return brief(idx, int(hits[np.lexsort((dur, idx.ts[hits]))[-1]]))
-
-
-def aggregate(idx: TimelineIndex, start: float, end: float, tracks: list[int] | None) -> dict[str, Any]:
-    sel = []
-    for s in idx.segments_of(tracks).tolist():
-        lo, hi = int(idx.seg_lo[s]), int(idx.seg_hi[s])
-        a = lo + int(np.searchsorted(idx.end[lo:hi], start, side="left"))
-        b = lo + int(np.searchsorted(idx.ts[lo:hi], end, side="right"))
-        if b > a:
-            sel.append(np.arange(a, b))
-    hits = np.concatenate(sel) if sel else np.zeros(0, np.int64)
-    rows = []
-    if hits.size:
-        frame = pd.DataFrame(
-            {"name": idx.name[hits], "dur": idx.end[hits] - idx.ts[hits], "own": self_times(idx)[hits]}
-        )
-        grouped = frame.groupby("name", sort=False).agg(
-            count=("dur", "size"), total=("dur", "sum"), own=("own", lambda s: s.sum(min_count=1))
-        )
-        for code, r in grouped.sort_values("total", ascending=False, kind="stable").iterrows():
-            rows.append(
-                {
-                    "name": str(idx.names[int(code)]),
-                    "count": int(r["count"]),
-                    "total_us": float(r["total"]),
-                    "self_us": None if pd.isna(r["own"]) else float(r["own"]),
-                    "mean_us": float(r["total"]) / int(r["count"]),
-                }
-            )
-    return {"start_us": start, "end_us": end, "events": int(hits.size), "rows": rows}

@@ -22,7 +22,7 @@ whose host range holds its start and is cut at that step's end. Per node and ste
   thread); device self = device total − Σ device total of the direct child nodes.
 
 The modules tree also holds a ``<name>.backward`` node per module with backward functions
-(analysis/module_backward.py): nodes have a ``kind`` (``forward``/``backward``).
+(analysis/modules/backward.py): nodes have a ``kind`` (``forward``/``backward``).
 """
 
 from __future__ import annotations
@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import module_backward, operators
-from torch_tb_profiler.analysis import names as name_index
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.steps import steps as step_table
+from torch_tb_profiler.analysis.core import names as name_index
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.core.steps import steps as step_table
+from torch_tb_profiler.analysis.modules import backward as module_backward
+from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.model import intervals as iv
 
 TREES = ("modules", "hooks")

@@ -7,22 +7,18 @@ the summary adds a key there (one ``_section`` call), so that a failing section 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
-from torch_tb_profiler.analysis import (
-    breakdown,
-    gpu_metrics,
-    kernels,
-    memory,
-    modules,
-    operators,
-    overview,
-    steps,
-)
-from torch_tb_profiler.analysis.accelerator import accelerator
-from torch_tb_profiler.analysis.recommendations import recommendations
+from torch_tb_profiler.analysis.core import steps
+from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.plain import clean
+from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.memory import usage as memory
+from torch_tb_profiler.analysis.modules import tree as modules
+from torch_tb_profiler.analysis.ops import kernels, operators
+from torch_tb_profiler.analysis.overview import page as overview
+from torch_tb_profiler.analysis.overview.recommendations import recommendations
 
 DEFAULT_TOP = 10
 
@@ -103,19 +99,3 @@ def _kernels(profile, top: int) -> list[dict[str, Any]]:
     table = kernels.kernel_table(profile, "name").head(top)
     keys = ["name", "calls", "total_us", "mean_blocks_per_sm", "mean_achieved_occupancy_pct"]
     return operators.records(table[keys])
-
-
-def clean(value: Any) -> Any:
-    """Plain JSON data: numpy scalars to Python, NaN/inf to None, tuples to lists."""
-    if isinstance(value, dict):
-        return {str(k): clean(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [clean(v) for v in value]
-    if hasattr(value, "item") and not isinstance(value, str | bytes):
-        try:
-            value = value.item()
-        except (ValueError, TypeError):
-            return value
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    return value

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from torch_tb_profiler.analysis.gpu_metrics import kernels, sm_efficiency_pieces
+from torch_tb_profiler.analysis.device.gpu_metrics import kernels, sm_efficiency_pieces
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.model import intervals as iv
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import operators
+from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.model import intervals as iv
 
 

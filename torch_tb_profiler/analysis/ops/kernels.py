@@ -12,10 +12,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import names
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.operators import op_stats
-from torch_tb_profiler.analysis.tensor_cores import kernel_uses_tensor_cores
+from torch_tb_profiler.analysis.core import names
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores
+from torch_tb_profiler.analysis.ops.operators import op_stats
 
 GROUP_BY = ("name", "name_op_launch")
 LAUNCH_KEYS = ["name", "op_name", "grid", "block", "regs", "shmem"]

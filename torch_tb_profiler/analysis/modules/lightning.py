@@ -1,6 +1,6 @@
 """PyTorch Lightning: where each step's host time goes among Lightning's hooks.
 
-The hook ranges are the ``hooks`` tree of analysis/modules.py (``[pl][profile]…`` actions). Each
+The hook ranges are the ``hooks`` tree of analysis/modules/tree.py (``[pl][profile]…`` actions). Each
 instant of a step's host range goes to the first of these parts whose hook ranges cover it (docs/
 metrics.md, "Lightning hooks per step"):
 
@@ -24,9 +24,9 @@ from typing import Any
 
 import numpy as np
 
-from torch_tb_profiler.analysis import modules
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.steps import steps as step_table
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.core.steps import steps as step_table
+from torch_tb_profiler.analysis.modules import tree as modules
 from torch_tb_profiler.model import intervals as iv
 
 PARTS = ("data_fetching", "step", "backward", "optimizer", "callbacks", "other_hooks", "outside_hooks")

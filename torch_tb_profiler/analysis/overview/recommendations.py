@@ -17,10 +17,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import breakdown, gpu_metrics, kernels, names
-from torch_tb_profiler.analysis.accelerator import accelerator
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.steps import steps
+from torch_tb_profiler.analysis.core import names
+from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.core.steps import steps
+from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.ops import kernels
 from torch_tb_profiler.model import intervals as iv
 
 DATALOADER_SHARE = 0.05
@@ -226,7 +228,7 @@ def low_utilization(ctx: Context) -> Recommendation | None:
     if not low:
         return None
     ids = [g["id"] for g in low]
-    kind = accelerator(ctx.profile).kind  # GPU, MTIA, XPU, … (analysis/accelerator.py)
+    kind = accelerator(ctx.profile).kind  # GPU, MTIA, XPU, … (analysis/core/accelerator.py)
     figures = ", ".join(f"{kind} {g['id']}: {g['utilization_pct']:.1f}%" for g in low)
     return Recommendation(
         "low_gpu_utilization",
@@ -262,7 +264,7 @@ def amp(ctx: Context) -> Recommendation | None:
 
 def memory_peak(ctx: Context) -> Recommendation | None:
     try:
-        from torch_tb_profiler.analysis import memory
+        from torch_tb_profiler.analysis.memory import usage as memory
     except ImportError:  # pragma: no cover - the memory view ships with the package
         return None
     if not len(ctx.profile.memory):

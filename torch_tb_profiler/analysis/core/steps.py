@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.core.cache import memoized
 
 COLUMNS = ["number", "name", "start", "end", "host_start", "host_end", "device_ops"]
 TAIL_RATIO = 0.8

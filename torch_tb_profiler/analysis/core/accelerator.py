@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from torch_tb_profiler.analysis.cache import memoized
+from torch_tb_profiler.analysis.core.cache import memoized
 
 _PLATFORM_BY_CATEGORY = {
     "mtia_runtime": "MTIA",

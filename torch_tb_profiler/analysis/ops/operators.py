@@ -31,10 +31,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import names as name_index
-from torch_tb_profiler.analysis.breakdown import dataloader_ops, profiler_step_ops
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.tensor_cores import kernel_uses_tensor_cores, op_name_eligible
+from torch_tb_profiler.analysis.core import names as name_index
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.device.breakdown import dataloader_ops, profiler_step_ops
+from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores, op_name_eligible
 from torch_tb_profiler.model.build import EnclosingOp, nesting_tolerance, op_tree
 
 GROUP_BY = ("name", "name_input_shape")

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import comm_bytes as cb
+from torch_tb_profiler.analysis.distributed import comm_bytes as cb
 from torch_tb_profiler.model import intervals as iv
 
 COMM_KERNEL = re.compile(r"^(?:nccl|rccl|hccl|xccl)|ncclKernel|ncclDevKernel", re.I)

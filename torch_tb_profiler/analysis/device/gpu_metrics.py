@@ -13,7 +13,7 @@ W = [first step start, last step end] (device-extended steps). For the kernels o
 A figure the trace cannot give is None, never 0: SM efficiency when no kernel carries ``blocks per
 SM``, occupancy when none carries ``est. achieved occupancy %``, compute capability off CUDA, the
 tensor-core (AMD: matrix-core) share on devices whose kernel names we cannot classify
-(analysis/accelerator.py).
+(analysis/core/accelerator.py).
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis.accelerator import accelerator
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.steps import window
-from torch_tb_profiler.analysis.tensor_cores import uses_tensor_cores
+from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.core.steps import window
+from torch_tb_profiler.analysis.device.tensor_cores import uses_tensor_cores
 from torch_tb_profiler.model import intervals as iv
 
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis import names
-from torch_tb_profiler.analysis.cache import memoized
-from torch_tb_profiler.analysis.steps import steps
+from torch_tb_profiler.analysis.core import names
+from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.core.steps import steps
 from torch_tb_profiler.model import intervals as iv
 
 CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")

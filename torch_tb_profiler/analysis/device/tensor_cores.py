@@ -33,7 +33,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis.names import once_per_distinct
+from torch_tb_profiler.analysis.core.names import once_per_distinct
 
 _SIMT = re.compile(r"simt|ffma|sgemm|scudnn", re.IGNORECASE)
 

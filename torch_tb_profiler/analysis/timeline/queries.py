@@ -1,0 +1,143 @@
+"""Questions asked of the timeline index: an event id's position, an event in brief, self times,
+search by name, the longest instance, and the aggregates of an area (docs/metrics.md, "Timeline")."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from torch_tb_profiler.analysis.timeline.index import KINDS, NESTING_KINDS, TimelineIndex, row_above
+
+_ID = re.compile(r"^([a-z]+):(\d+)$")
+
+
+def parse_id(text: str) -> tuple[str, int]:
+    """``"kind:row"`` -> (kind, row); ValueError when malformed."""
+    m = _ID.match(text)
+    if not m or m.group(1) not in KINDS:
+        raise ValueError(f"an event id is '<kind>:<row>' with kind one of {', '.join(KINDS)}; got '{text}'")
+    return m.group(1), int(m.group(2))
+
+
+def locate(idx: TimelineIndex, kind: str, row: int) -> int:
+    """Position of an event in the index, -1 when there is none."""
+    pos = idx.position.get(kind)
+    if pos is None or not 0 <= row < pos.size:
+        return -1
+    return int(pos[row])
+
+
+def brief(idx: TimelineIndex, p: int) -> dict[str, Any]:
+    return {
+        "id": f"{KINDS[idx.kind[p]]}:{int(idx.row[p])}",
+        "name": str(idx.names[idx.name[p]]),
+        "track": int(idx.track[p]),
+        "depth": int(idx.depth[p]),
+        "start_us": float(idx.ts[p]),
+        "dur_us": float(idx.end[p] - idx.ts[p]),
+    }
+
+
+def self_times(idx: TimelineIndex) -> np.ndarray:
+    """Per event: its duration minus that of the events directly under it on its track's nesting
+    rows (NaN for events of tracks whose rows don't nest: device streams)."""
+    if idx._self is not None:
+        return idx._self
+    dur = idx.end - idx.ts
+    nesting = np.array([t.kind in NESTING_KINDS for t in idx.tracks], dtype=bool)
+    nest_rows = np.array([t.rows - t.extra_rows for t in idx.tracks], dtype=np.int64)
+    track = idx.track.astype(np.int64)
+    parent = row_above(idx.ts, track, idx.depth.astype(np.int64))
+    child = nesting[track] & (idx.depth < nest_rows[track]) & (parent >= 0)
+    child &= idx.end[np.maximum(parent, 0)] >= idx.ts
+    children = np.zeros(idx.ts.size)
+    np.add.at(children, parent[child], dur[child])
+    out = dur - children
+    out[~nesting[track]] = np.nan
+    idx._self = out
+    return out
+
+
+def search(
+    idx: TimelineIndex,
+    query: str,
+    exact: bool,
+    limit: int,
+    within: tuple[float, float] | None = None,
+) -> tuple[int, list[dict[str, Any]]]:
+    """Events whose name contains (or, ``exact``, equals) ``query``, case-insensitive, by start time;
+    with ``within`` = (start, end) only those overlapping that range. (total, the first ``limit``)."""
+    q = query.lower()
+    hit_names = np.flatnonzero(
+        np.fromiter(
+            ((n.lower() == q) if exact else (q in n.lower()) for n in idx.names), bool, idx.names.size
+        )
+    )
+    if not hit_names.size:
+        return 0, []
+    hits = np.flatnonzero(np.isin(idx.name, hit_names))
+    if within is not None:
+        hits = hits[(idx.ts[hits] <= within[1]) & (idx.end[hits] >= within[0])]
+    hits = hits[np.argsort(idx.ts[hits], kind="stable")]
+    return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
+
+
+def longest(
+    idx: TimelineIndex, name: str | None, kind: str, at_us: float | None = None
+) -> dict[str, Any] | None:
+    """The longest event named ``name`` (any name when None) of that kind ("op", "kernel" for device
+    events, "any"); with ``at_us``, among those running at that time the one that started last (the
+    innermost; the longest of those starting together): "Show in timeline" for one instance, such as the
+    op that made an allocation or a straggler's collective call."""
+    if name is not None:
+        codes = np.flatnonzero(idx.names == name)
+        if not codes.size:
+            return None
+        hits = np.flatnonzero(idx.name == codes[0])
+    else:
+        hits = np.arange(idx.ts.size)
+    if kind == "op":
+        hits = hits[idx.kind[hits] == KINDS.index("op")]
+    elif kind == "kernel":
+        hits = hits[idx.kind[hits] == KINDS.index("dev")]
+    if at_us is not None:
+        hits = hits[(idx.ts[hits] <= at_us) & (idx.end[hits] >= at_us)]
+    if not hits.size:
+        return None
+    dur = idx.end[hits] - idx.ts[hits]
+    if at_us is None:
+        return brief(idx, int(hits[int(np.argmax(dur))]))
+    return brief(idx, int(hits[np.lexsort((dur, idx.ts[hits]))[-1]]))
+
+
+def aggregate(idx: TimelineIndex, start: float, end: float, tracks: list[int] | None) -> dict[str, Any]:
+    sel = []
+    for s in idx.segments_of(tracks).tolist():
+        lo, hi = int(idx.seg_lo[s]), int(idx.seg_hi[s])
+        a = lo + int(np.searchsorted(idx.end[lo:hi], start, side="left"))
+        b = lo + int(np.searchsorted(idx.ts[lo:hi], end, side="right"))
+        if b > a:
+            sel.append(np.arange(a, b))
+    hits = np.concatenate(sel) if sel else np.zeros(0, np.int64)
+    rows = []
+    if hits.size:
+        frame = pd.DataFrame(
+            {"name": idx.name[hits], "dur": idx.end[hits] - idx.ts[hits], "own": self_times(idx)[hits]}
+        )
+        grouped = frame.groupby("name", sort=False).agg(
+            count=("dur", "size"), total=("dur", "sum"), own=("own", lambda s: s.sum(min_count=1))
+        )
+        for code, r in grouped.sort_values("total", ascending=False, kind="stable").iterrows():
+            rows.append(
+                {
+                    "name": str(idx.names[int(code)]),
+                    "count": int(r["count"]),
+                    "total_us": float(r["total"]),
+                    "self_us": None if pd.isna(r["own"]) else float(r["own"]),
+                    "mean_us": float(r["total"]) / int(r["count"]),
+                }
+            )
+    return {"start_us": start, "end_us": end, "events": int(hits.size), "rows": rows}
