@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.model.profile import Profile, TraceMeta
-from torch_tb_profiler.trace.decode import DecodedTrace
+from torch_tb_profiler.trace.events import DecodedTrace
 from torch_tb_profiler.trace.tables import Tables, build_tables
 
 # overhang tolerated as float rounding of ns timestamps written as µs (not a partial overlap); at epoch

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 import msgspec
 
 from torch_tb_profiler.ingest import limits
-from torch_tb_profiler.trace.decode import DecodedTrace, decode_strict, has_second_events_key, open_regular
+from torch_tb_profiler.trace.decode import decode_strict, has_second_events_key, open_regular
+from torch_tb_profiler.trace.events import DecodedTrace
 
 CHUNK_BYTES = 32 << 20  # text per chunk (read at call time by the loader: tests use small chunks)
 _READ = 1 << 22  # bytes of the file read at a time

@@ -18,7 +18,7 @@ import msgspec
 import numpy as np
 
 from torch_tb_profiler.ingest import limits
-from torch_tb_profiler.trace.decode import EMPTY_ARGS, DecodedTrace, Event, TraceObject
+from torch_tb_profiler.trace.events import EMPTY_ARGS, DecodedTrace, Event, TraceObject
 
 _DEEP = "\u0000nested too deep"  # what replaces a too-deep value (a string no trace holds)
 _DEEP_JSON = json.dumps(_DEEP).encode()

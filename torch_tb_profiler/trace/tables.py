@@ -20,7 +20,7 @@ import pandas as pd
 
 from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.trace import args as A
-from torch_tb_profiler.trace.decode import Event
+from torch_tb_profiler.trace.events import Event
 from torch_tb_profiler.trace.schema import (
     CATEGORY_KINDS,
     FWDBWD_FLOW_CATEGORIES,
