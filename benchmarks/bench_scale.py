@@ -43,7 +43,7 @@ from make_traces import DEFAULT_OUT
 from proctree import TreeSampler
 
 sys.path.insert(0, str(REPO))
-from torch_tb_profiler.cli import find_traces
+from torch_tb_profiler.cli.common import find_traces
 from torch_tb_profiler.ingest import index_build as ib
 
 POLL_S = 0.02

@@ -11,7 +11,7 @@ import pytest
 
 from tests.fixtures.paths import REPO, SAMPLES
 from tests.fixtures.trace_builder import V100, TraceBuilder
-from torch_tb_profiler.cli import main
+from torch_tb_profiler.cli.main import main
 
 PROFILE_KEYS = {
     "run", "worker", "span", "device_type", "matrix_units", "steps", "step_time_us", "breakdown_us", "gpus", "operators",

@@ -11,7 +11,7 @@ import pytest
 from tests.fixtures.paths import SAMPLES
 from tests.fixtures.trace_builder import V100, TraceBuilder
 from tests.test_distributed_job import rank_trace
-from torch_tb_profiler.cli import main
+from torch_tb_profiler.cli.main import main
 
 
 def _text(capsys: pytest.CaptureFixture[str], *args: str) -> str:

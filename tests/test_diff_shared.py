@@ -14,8 +14,8 @@ import pytest
 
 from tests.fixtures.paths import REPO, shared_trace
 from torch_tb_profiler.analysis.diff import compare as D
+from torch_tb_profiler.cli.compare_report import render
 from torch_tb_profiler.ingest.loading import load_profile
-from torch_tb_profiler.report_compare import render
 
 NW0 = "kineto_samples/resnet50_num_workers_0"
 NW4 = "kineto_samples/resnet50_num_workers_4"

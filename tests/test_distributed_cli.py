@@ -8,7 +8,7 @@ import pytest
 
 from tests.fixtures.paths import SAMPLES
 from tests.test_distributed_job import rank_trace
-from torch_tb_profiler.cli import main
+from torch_tb_profiler.cli.main import main
 
 
 def run_json(capsys, *args: str) -> dict:

@@ -14,7 +14,7 @@ from tests.fixtures.paths import SAMPLES
 from tests.fixtures.trace_builder import TraceBuilder
 from torch_tb_profiler.analysis.distributed.job import worker_rank
 from torch_tb_profiler.analysis.distributed.job_split import default_job, role, split
-from torch_tb_profiler.cli import main
+from torch_tb_profiler.cli.main import main
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.plugin import wsgi_app
 from torch_tb_profiler.views import distributed as views

@@ -374,7 +374,7 @@ def test_close_with_terminate_ends_a_parse_in_progress(tmp_path: Path) -> None:
 
 
 def test_cli_names_a_fifo_given_as_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from torch_tb_profiler.cli import main
+    from torch_tb_profiler.cli.main import main
 
     fifo = tmp_path / "w.pt.trace.json"
     os.mkfifo(fifo)

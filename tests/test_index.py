@@ -308,10 +308,10 @@ def test_summary_reads_a_current_index_instead_of_parsing(
 ) -> None:
     import json
 
-    from torch_tb_profiler import cli
+    from torch_tb_profiler.cli.main import main as cli_main
     from torch_tb_profiler.ingest import parse_split
 
-    assert cli.main(["summary", str(job), "--json"]) == 0
+    assert cli_main(["summary", str(job), "--json"]) == 0
     parsed = json.loads(capsys.readouterr().out)
     stores(job, _index(tmp_path))  # writes the index
     monkeypatch.setenv(persist.INDEX_DIR_ENV, str(tmp_path / "index"))
@@ -320,7 +320,7 @@ def test_summary_reads_a_current_index_instead_of_parsing(
         raise AssertionError("parsed although the index is current")
 
     monkeypatch.setattr(parse_split, "load_split", no_parsing)
-    assert cli.main(["summary", str(job), "--json"]) == 0
+    assert cli_main(["summary", str(job), "--json"]) == 0
     assert json.loads(capsys.readouterr().out) == parsed
 
 

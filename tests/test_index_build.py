@@ -19,7 +19,8 @@ import pytest
 from tests.fixtures.paths import REPO, SAMPLES
 from tests.fixtures.tensorboard_server import free_port
 from tests.test_index import assert_profiles_equal
-from torch_tb_profiler import cli
+from torch_tb_profiler.cli.common import find_traces
+from torch_tb_profiler.cli.main import main as cli_main
 from torch_tb_profiler.ingest import index_build as ib
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.ingest.persist import SUFFIX, open_store
@@ -47,7 +48,7 @@ def logdir(tmp_path: Path) -> Path:
 def run_index(*argv: str) -> tuple[int, str]:
     out = io.StringIO()
     with contextlib.redirect_stderr(out):
-        status = cli.main(["index", *argv])
+        status = cli_main(["index", *argv])
     return status, out.getvalue()
 
 
@@ -189,7 +190,7 @@ def test_a_killed_worker_s_file_is_retried_on_another(
     marker = tmp_path / "hung.pid"
     monkeypatch.setenv(MARKER_ENV, str(marker))
     index_dir = tmp_path / "index"
-    files = cli.find_traces(str(logdir))[1]
+    files = find_traces(str(logdir))[1]
     tasks = ib.tasks_for(str(logdir), [f for f in files if f.run != "broken"], str(index_dir), None)
     with dask_cli_cluster(tmp_path, workers=2) as (address, _procs):
         engine = ib.DaskEngine(address, None)

@@ -9,7 +9,7 @@ import pytest
 
 from tests.fixtures.paths import SAMPLES
 from tests.fixtures.trace_builder import TraceBuilder
-from torch_tb_profiler.cli import main
+from torch_tb_profiler.cli.main import main
 
 
 def _summary(capsys: pytest.CaptureFixture[str], *args: str) -> str:

@@ -2,6 +2,6 @@
 
 import sys
 
-from torch_tb_profiler.cli import main
+from torch_tb_profiler.cli.main import main
 
 sys.exit(main())

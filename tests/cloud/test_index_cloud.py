@@ -13,7 +13,7 @@ import pytest
 from tests.cloud.conftest import Backend, make_backend
 from tests.fixtures.paths import SAMPLES
 from tests.test_index import assert_profiles_equal
-from torch_tb_profiler import cli
+from torch_tb_profiler.cli.main import main as cli_main
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.ingest.parse import load_profile
 from torch_tb_profiler.ingest.persist import SUFFIX, open_store
@@ -48,7 +48,7 @@ def test_index_built_on_dask_from_s3_to_s3_serves_the_plugin(s3: Backend) -> Non
     s3.upload({f"ddp/{p.name}": p.read_bytes() for p in sample.iterdir()})
     out = io.StringIO()
     with contextlib.redirect_stderr(out):
-        status = cli.main(["index", s3.url("logs"), "--index-dir", s3.url("index"), "--local-workers", "1"])
+        status = cli_main(["index", s3.url("logs"), "--index-dir", s3.url("index"), "--local-workers", "1"])
     assert status == 0, out.getvalue()
     assert "indexed 2, already current 0, failed 0" in out.getvalue()
     fs = s3.location("index").fs

@@ -14,13 +14,13 @@ import sys
 import time
 from typing import Any, TextIO
 
+from torch_tb_profiler.cli.common import CliError, find_traces, non_negative
 from torch_tb_profiler.ingest import index_build as ib
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_ARGS, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def add_parser(sub: Any) -> None:
-    from torch_tb_profiler.cli import _non_negative
 
     p = sub.add_parser(
         "index", help="parse every trace of a logdir once and store the index the plugin opens quickly"
@@ -37,7 +37,7 @@ def add_parser(sub: Any) -> None:
     )
     where.add_argument(
         "--local-workers",
-        type=_non_negative,
+        type=non_negative,
         metavar="N",
         help="worker processes on this machine (default: one per core)",
     )
@@ -45,7 +45,6 @@ def add_parser(sub: Any) -> None:
 
 
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
-    from torch_tb_profiler.cli import CliError, find_traces
     from torch_tb_profiler.ingest.persist import INDEX_DIR_ENV, OFF, IndexUnavailable, open_store
 
     out = out or sys.stderr

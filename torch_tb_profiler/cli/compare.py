@@ -16,6 +16,7 @@ from typing import Any
 
 from torch_tb_profiler.analysis.diff import compare as D
 from torch_tb_profiler.analysis.diff import rules as R
+from torch_tb_profiler.cli.common import CliError, Helper, find_traces, non_negative, select
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD = 0, 1, 2
 DEFAULT_TOP = 10
@@ -26,7 +27,6 @@ class CompareError(Exception):
 
 
 def add_parser(sub: Any) -> None:
-    from torch_tb_profiler.cli import _non_negative
 
     c = sub.add_parser(
         "compare", help="compare a baseline profile with an experiment; gate on --fail-on rules"
@@ -41,7 +41,7 @@ def add_parser(sub: Any) -> None:
         "--group-by", choices=("name", "name_input_shape"), default="name", help="join operators by"
     )
     c.add_argument("--fail-on", action="append", default=[], metavar="RULE", help="e.g. 'step_time>+5%%'")
-    c.add_argument("--top", type=_non_negative, default=DEFAULT_TOP, help="operators and kernels to list")
+    c.add_argument("--top", type=non_negative, default=DEFAULT_TOP, help="operators and kernels to list")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
 
 
@@ -52,7 +52,6 @@ def _pick(args: argparse.Namespace, side: str, key: str) -> str | None:
 
 def load_side(path: str, run: str | None, worker: str | None, span: str | None, what: str) -> Any:
     """The one profile PATH (narrowed by run/worker/span) names; CompareError otherwise."""
-    from torch_tb_profiler.cli import CliError, _Helper, find_traces, select
     from torch_tb_profiler.ingest.parse_split import load_split
     from torch_tb_profiler.ingest.storage import local_copy
 
@@ -70,7 +69,7 @@ def load_side(path: str, run: str | None, worker: str | None, span: str | None, 
             f"choose one with --{'base' if what == 'baseline' else 'exp'}-run/-worker/-span"
         )
     f = files[0]
-    helper = _Helper()
+    helper = Helper()
     try:
         return load_split(local_copy(loc, f.info), helper.submit, run=f.run, worker=f.worker, span=f.span)
     except Exception as exc:
@@ -102,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         }
         sys.stdout.write(json.dumps(doc, allow_nan=False) + "\n")
     else:
-        from torch_tb_profiler.report_compare import render
+        from torch_tb_profiler.cli.compare_report import render
 
         sys.stdout.write(render(result, args.top))
     sys.stdout.flush()
