@@ -359,11 +359,11 @@ def test_streaming_reader_keeps_a_chunk_with_an_odd_value(tmp_path: Path) -> Non
 def test_close_with_terminate_ends_a_parse_in_progress(tmp_path: Path) -> None:
     """What SIGTERM runs first (plugin._stop_on_signals): a long job does not hold up the exit."""
     store = RunStore(str(tmp_path), processes=1)
-    job = store._submit(time.sleep, 120)  # stands for the parse of a huge file
+    job = store.pool.submit(time.sleep, 120)  # stands for the parse of a huge file
     deadline = time.monotonic() + 60
     while not job.running() and time.monotonic() < deadline:
         time.sleep(0.05)
-    workers = list(store._pool._processes.values())  # type: ignore[attr-defined]
+    workers = list(store.pool.executor._processes.values())  # type: ignore[attr-defined]
     assert workers and all(p.is_alive() for p in workers)
     started = time.monotonic()
     store.close(terminate=True)

@@ -182,9 +182,9 @@ def test_pool_processes_exit_after_a_big_file_and_new_files_still_load(
 ) -> None:
     """An idle pool process that parsed a big file keeps its heap: once nothing loads, the pool is
     renewed, so those processes exit (the threshold is lowered so a small file counts as big)."""
-    from torch_tb_profiler.ingest import loading
+    from torch_tb_profiler.ingest import pool
 
-    monkeypatch.setattr(loading, "RECYCLE_AFTER_BYTES", 1)
+    monkeypatch.setattr(pool, "RECYCLE_AFTER_BYTES", 1)
     before = _children()
     _trace(tmp_path / "run" / "w0.pt.trace.json")
     store = RunStore(str(tmp_path), processes=1, settle_seconds=0).start()

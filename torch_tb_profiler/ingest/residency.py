@@ -1,0 +1,135 @@
+"""The memory budget's side of the run store: which full profiles stay in memory, least recently used
+dropped past the budget (budget.py), and an evicted profile read again (index, else parse) on use.
+``Residency`` is a part of ``RunStore`` (loading.py), on its state and lock."""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import contextlib
+import logging
+import posixpath
+import threading
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from torch_tb_profiler.ingest.budget import Resident, profile_nbytes, release_freed_memory
+from torch_tb_profiler.ingest.errors import NotFound
+from torch_tb_profiler.ingest.names import display
+from torch_tb_profiler.ingest.run_state import Facts, FileState
+from torch_tb_profiler.model import Profile
+
+if TYPE_CHECKING:
+    from torch_tb_profiler.ingest.index_format import IndexedSummary
+
+log = logging.getLogger(__name__)
+
+
+class Residency:
+    # the run store's state these methods work on (RunStore.__init__ sets it)
+    resident: Resident
+    _lock: threading.RLock
+    _files: dict[str, FileState]
+    _profiles: dict[str, Profile]
+    _facts: dict[str, Facts]
+    _summaries: dict[str, IndexedSummary]
+    _answers: dict[str, dict]
+    _reloading: dict[str, cf.Future[Profile]]
+    _background: threading.local
+    # and RunStore's _read(file) and _save_index(file, profile): a file's full profile, and its index
+
+    def _drop(self, path: str) -> None:
+        """Forget a file's profile and facts (deleted, failed); call with the lock held."""
+        self._profiles.pop(path, None)
+        self._facts.pop(path, None)
+        self._answers.pop(path, None)
+        self._summaries.pop(path, None)
+        self.resident.discard(path)
+
+    def _used(self, path: str, profile: Profile, loaded: bool = False) -> None:
+        """Record a use of a resident profile (its size now, cache included) and drop the least recently
+        used others past the budget. A request still holding a dropped profile keeps it alive until
+        it answers; the next request reads it again. ``loaded``: just loaded by the scan, not asked
+        for: it ranks as the least recently used, so loading never evicts a profile a user opened (it
+        is dropped itself when there is no room)."""
+        self.resident.touch(path, profile_nbytes(profile), recent=not loaded)
+        dropped = self.resident.over_budget()
+        if not dropped:
+            return
+        with self._lock:
+            gone = [self._profiles.pop(key, None) for key in dropped]
+            for key, held in zip(dropped, gone, strict=True):
+                if held is not None and (state := self._files.get(key)):
+                    state.evictions += 1
+        gone.clear()  # the last references (unless a request still uses one): freed here
+        release_freed_memory()
+        log.info("memory budget: dropped %d profile(s) (%s)", len(dropped), ", ".join(dropped))
+
+    @contextlib.contextmanager
+    def in_background(self) -> Iterator[None]:
+        """Work ahead of the user on this thread (warmup.py): under a budget, its lookups only see
+        resident profiles (an evicted one is NotFound: not read again to be warmed) and do not count as
+        uses, so warming never evicts the profile a user is looking at."""
+        self._background.on = True
+        try:
+            yield
+        finally:
+            self._background.on = False
+
+    def _resident_profile(self, path: str, keep: bool = True) -> Profile:
+        """The full profile of a ready file: resident, or read again (index, else parse) when evicted.
+        Concurrent requests for one evicted file share one read. ``keep=False`` (job-level views, which
+        go through every worker): under a budget, a profile read again is not kept and a resident one is
+        not marked used, so a pass over the job does not evict the worker the user is looking at."""
+        background = self.resident.budget is not None and getattr(self._background, "on", False)
+        keep = (keep and not background) or self.resident.budget is None
+        with self._lock:
+            profile = self._profiles.get(path)
+            state = self._files.get(path)
+            if profile is None and background:
+                raise NotFound(f"{display(posixpath.basename(path))} is evicted: not read again ahead of use")
+            if profile is None and (state is None or state.status != "ready"):
+                raise NotFound(f"{display(posixpath.basename(path))} is not loaded")
+            pending = self._reloading.get(path) if profile is None else None
+            owner = profile is None and pending is None
+            if owner:
+                assert state is not None
+                pending = self._reloading[path] = cf.Future()
+                f, generation = state.file, state.generation
+        if profile is not None:
+            if keep:
+                self._used(path, profile)
+            return profile
+        assert pending is not None
+        if not owner:
+            profile = pending.result()
+            with self._lock:
+                kept = self._profiles.get(path) is profile
+            if keep and kept:
+                self._used(path, profile)
+            return profile
+        try:
+            outcome, note, from_index, _failed = self._read(f)
+            if isinstance(outcome, str):
+                raise NotFound(f"{display(posixpath.basename(path))} could not be read again: {outcome}")
+            if not from_index:
+                self._save_index(f, outcome)  # the next read of it is a fast one
+            with self._lock:
+                state = self._files.get(path)
+                outcome.run, outcome.worker, outcome.span = f.key
+                outcome.source = path
+                if state is not None and state.generation == generation and keep:
+                    self._profiles[path] = outcome
+                    if note:  # its index's tables were unreadable (the summary was fine): parsed instead
+                        state.warnings.append(note)
+                    state.from_index = state.from_index and from_index
+            pending.set_result(outcome)
+        except BaseException as e:
+            pending.set_exception(e)
+            raise
+        finally:
+            with self._lock:
+                self._reloading.pop(path, None)
+        log.info("memory budget: read %s again%s", path, "" if keep else " (not kept: a job-level view)")
+        if keep:
+            self._used(path, outcome)
+        return outcome

@@ -1,0 +1,209 @@
+"""The run store's answers to the routes: runs, workers, spans, a profile by (run, worker, span), the
+members of a job, kept answers. All answer from a consistent snapshot, without waiting on loads.
+``RunQueries`` is a part of ``RunStore`` (loading.py), on its state and lock."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import posixpath
+import threading
+from typing import TYPE_CHECKING, Any
+
+from torch_tb_profiler.ingest.budget import Resident
+from torch_tb_profiler.ingest.errors import Ambiguous, NotFound
+from torch_tb_profiler.ingest.names import display
+from torch_tb_profiler.ingest.run_state import Facts, FileState, run_summary
+from torch_tb_profiler.ingest.storage import Location
+from torch_tb_profiler.model import Profile
+
+if TYPE_CHECKING:
+    from torch_tb_profiler.ingest.index_format import IndexedSummary
+
+
+class RunQueries:
+    # the run store's state these methods work on (RunStore.__init__ sets it)
+    location: Location | None
+    resident: Resident
+    _lock: threading.RLock
+    _files: dict[str, FileState]
+    _profiles: dict[str, Profile]
+    _facts: dict[str, Facts]
+    _summaries: dict[str, IndexedSummary]
+    _answers: dict[str, dict[str, Any]]
+    _index: dict[tuple[str, str, str], str]
+    _scan_error: str | None
+    _scan_warnings: list[str]
+    # and Residency's _resident_profile(path, keep): a ready file's full profile, read again when evicted
+
+    def runs(self) -> list[dict[str, Any]]:
+        with self._lock:
+            by_run: dict[str, list[FileState]] = {}
+            sizes = self.resident.sizes()
+            for state in self._files.values():
+                by_run.setdefault(state.file.run, []).append(state)
+            out = []
+            for name in sorted(by_run):
+                states = sorted(by_run[name], key=lambda s: (s.file.worker, int(s.file.span)))
+                assert self.location is not None
+                out.append(run_summary(name, states, self.location, self._memory_state, sizes))
+            return out
+
+    def _memory_state(self, state: FileState) -> str | None:
+        """'resident', 'summary' (only its index summary was read: the full profile is read when a view of
+        that worker asks), 'evicted' (dropped for the memory budget; read again on use) or None (not ready)."""
+        path = state.file.info.path
+        if state.status != "ready":
+            return None
+        if path in self._profiles:
+            return "resident"
+        return "summary" if path in self._summaries and not state.evictions else "evicted"
+
+    def memory(self) -> dict[str, Any]:
+        """The budget and the estimated bytes of the resident full profiles (budget.py)."""
+        with self._lock:
+            resident = len(self._profiles)
+            evicted = sum(1 for s in self._files.values() if s.status == "ready") - resident
+        return {
+            "budget_bytes": self.resident.budget,
+            "resident_bytes": self.resident.total,
+            "resident_files": resident,
+            "evicted_files": evicted,
+        }
+
+    @property
+    def scan_error(self) -> str | None:
+        return self._scan_error
+
+    @property
+    def scan_warnings(self) -> list[str]:
+        """What the last listing skipped (a directory it could not list, a symlink loop...)."""
+        return list(self._scan_warnings)
+
+    def run_names(self) -> list[str]:
+        with self._lock:
+            return sorted({s.file.run for s in self._files.values()})
+
+    def profiles_of_run(self, run: str) -> list[Profile]:
+        """Every loaded profile of the run (evicted ones read again: for tests and the CLI, not routes)."""
+        with self._lock:
+            self._require_run(run)
+            paths = [
+                path for (r, _w, _s), path in sorted(self._index.items()) if r == run and path in self._facts
+            ]
+        out = []
+        for path in paths:
+            with contextlib.suppress(NotFound):
+                out.append(self._resident_profile(path, keep=False))
+        return out
+
+    def facts_of_run(self, run: str) -> list[Facts]:
+        """What the run-level routes need of each loaded profile of the run (resident or evicted)."""
+        with self._lock:
+            self._require_run(run)
+            return [
+                dataclasses.replace(fact, worker=w) if fact.worker != w else fact
+                for (r, w, _s), path in sorted(self._index.items())
+                if r == run and (fact := self._facts.get(path))
+            ]
+
+    def workers(self, run: str) -> list[str]:
+        with self._lock:
+            self._require_run(run)
+            return sorted({w for (r, w, _s) in self._index if r == run})
+
+    def spans(self, run: str, worker: str) -> list[str]:
+        with self._lock:
+            self._require_run(run)
+            spans = sorted((s for (r, w, s) in self._index if r == run and w == worker), key=int)
+            if not spans:
+                raise NotFound(f"run '{run}' has no worker '{worker}'")
+            return spans
+
+    def get_profile(self, run: str, worker: str, span: str | None) -> Profile:
+        return self._resident_profile(self._ready_path(run, worker, span))
+
+    def kept_answer(self, run: str, worker: str, span: str | None, name: str) -> Any:
+        """A small answer kept for a ready file (``keep_answer``) or stored in its index summary; None
+        when there is none (the caller computes it from the profile)."""
+        path = self._ready_path(run, worker, span)
+        with self._lock:
+            kept = self._answers.get(path, {}).get(name)
+            if kept is None and (summary := self._summaries.get(path)) is not None:
+                kept = getattr(summary, "answers", {}).get(name)
+            return kept
+
+    def keep_answer(self, profile: Profile, name: str, data: Any) -> None:
+        """Keep a small answer computed from a resident profile, for later requests (evicted or not)."""
+        with self._lock:
+            if self._profiles.get(profile.source) is profile:
+                self._answers.setdefault(profile.source, {})[name] = data
+
+    def _ready_path(self, run: str, worker: str, span: str | None) -> str:
+        """The path of the file named by run, worker and span, when it is loaded (else NotFound)."""
+        with self._lock:
+            spans = self.spans(run, worker)
+            if span is None or span == "default":
+                if len(spans) != 1:
+                    raise Ambiguous(f"worker '{worker}' has {len(spans)} spans; choose one with 'span'")
+                span = spans[0]
+            path = self._index.get((run, worker, span))
+            if path is None:
+                raise NotFound(
+                    f"worker '{worker}' of run '{run}' has no span '{span}' (spans: {', '.join(spans)})"
+                )
+            state = self._files[path]
+            if path not in self._profiles and state.status != "ready":
+                if state.status == "error":
+                    raise NotFound(f"{display(posixpath.basename(path))} could not be loaded: {state.error}")
+                raise NotFound(f"{display(posixpath.basename(path))} is still loading")
+        return path
+
+    def job_members(self, run: str, span: str | None) -> list[Profile | IndexedSummary]:
+        """One entry per worker of the run for the span (None: each worker's first span) for job-level
+        views: its index summary when that holds the distributed figures (no full profile is read), else
+        its full profile (read again when evicted)."""
+        with self._lock:
+            picks: list[Profile | IndexedSummary | str] = []
+            for worker in self.workers(run):
+                spans = self.spans(run, worker)
+                path = self._index.get((run, worker, span if span is not None else spans[0]))
+                state = self._files.get(path) if path is not None else None
+                if path is None or state is None or state.status != "ready":
+                    continue
+                summary = self._summaries.get(path)
+                picks.append(summary if summary is not None and summary.part is not None else path)
+        out: list[Profile | IndexedSummary] = []
+        for pick in picks:
+            if isinstance(pick, str):
+                with contextlib.suppress(NotFound):
+                    out.append(self._resident_profile(pick, keep=False))
+            else:
+                out.append(pick)
+        summaries = [p for p in out if not isinstance(p, Profile)]
+        if summaries:  # their calls tables, decoded in one pass
+            from torch_tb_profiler.ingest.index_format import decode_calls
+
+            decode_calls(summaries)
+        return out
+
+    def get_run_profiles(self, run: str, span: str | None) -> list[Profile]:
+        """One profile per worker of the run for the given span (span None: each worker's only/first span)."""
+        with self._lock:
+            paths = []
+            for worker in self.workers(run):
+                spans = self.spans(run, worker)
+                chosen = span if span is not None else spans[0]
+                path = self._index.get((run, worker, chosen))
+                state = self._files.get(path) if path is not None else None
+                if path is not None and (path in self._profiles or (state and state.status == "ready")):
+                    paths.append(path)
+        out = []
+        for path in paths:  # evicted ones are read again (one at a time; each may evict the one before)
+            with contextlib.suppress(NotFound):
+                out.append(self._resident_profile(path, keep=False))
+        return out
+
+    def _require_run(self, run: str) -> None:
+        if not any(r == run for (r, _w, _s) in self._index):
+            raise NotFound(f"no run named '{run}'")

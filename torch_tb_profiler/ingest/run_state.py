@@ -1,0 +1,115 @@
+"""What the store knows of each trace file (``FileState``), what run-level routes need of a loaded profile
+(``Facts``, kept while the full profile is evicted), and the ``runs`` answer built from them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from torch_tb_profiler.ingest.discovery import TraceFile
+from torch_tb_profiler.ingest.names import display
+from torch_tb_profiler.ingest.storage import Location
+from torch_tb_profiler.model import Profile
+
+
+@dataclass
+class FileState:
+    file: TraceFile
+    status: str = "pending"  # pending | waiting (still being written) | loading | ready | error
+    error: str | None = None
+    warnings: list[str] = field(default_factory=list)
+    signature: tuple[Any, ...] = ()
+    generation: int = 0
+    from_index: bool = False  # the profile was read from the persisted index (persist.py), not parsed
+    evictions: int = 0  # times its full profile was dropped to keep within the memory budget
+
+
+@dataclass(frozen=True)
+class Facts:
+    """What the run-level routes need of a loaded profile, kept while its full profile is evicted."""
+
+    worker: str
+    kernels: bool
+    memory: bool
+    module_view: bool
+    comms: bool
+    distributed_info: bool
+    framework: str | None
+
+    @staticmethod
+    def of(profile: Profile) -> Facts:
+        from torch_tb_profiler.analysis.modules.tree import has_module_view
+
+        return Facts(
+            worker=profile.worker,
+            kernels=bool(len(profile.kernels)),
+            memory=bool(len(profile.memory)),
+            module_view=has_module_view(profile),
+            comms=bool(len(profile.comms)),
+            distributed_info=bool(profile.meta.distributed_info),
+            framework=profile.meta.framework,
+        )
+
+
+def _shown(loc: Location, path: str) -> str:
+    return display(loc.relpath(path))
+
+
+def run_summary(
+    name: str,
+    states: list[FileState],
+    loc: Location,
+    memory: Callable[[FileState], str | None],
+    sizes: dict[str, int],
+) -> dict[str, Any]:
+    total = len(states)
+    done = [s for s in states if s.status in ("ready", "error")]
+    errors = [
+        {
+            "file": _shown(loc, s.file.info.path),
+            "worker": s.file.worker,
+            "span": s.file.span,
+            "message": s.error,
+        }
+        for s in states
+        if s.status == "error"
+    ]
+    warnings = [
+        {"file": _shown(loc, s.file.info.path), "worker": s.file.worker, "span": s.file.span, "message": w}
+        for s in states
+        for w in s.warnings
+    ]
+    ready = sum(1 for s in states if s.status == "ready")
+    if len(done) < total:
+        state = "loading"
+    elif ready == 0:
+        state = "error"
+    else:
+        state = "ready"
+    return {
+        "name": name,
+        "state": state,
+        "progress": {
+            "files_done": len(done),
+            "files_total": total,
+            "bytes_done": sum(s.file.info.size for s in done),
+            "bytes_total": sum(s.file.info.size for s in states),
+        },
+        "files": [
+            {
+                "file": _shown(loc, s.file.info.path),
+                "worker": s.file.worker,
+                "span": s.file.span,
+                "size": s.file.info.size,
+                "status": s.status,
+                "from_index": s.from_index,
+                "memory": memory(s),
+                "memory_bytes": sizes.get(s.file.info.path),  # estimated bytes while resident
+                "evictions": s.evictions,
+            }
+            for s in states
+        ],
+        "errors": errors,
+        "warnings": warnings,
+    }
