@@ -2,7 +2,7 @@
 one ``summary``.
 
 "Already loaded" means what the plugin has after a user opened each profile's overview: the profile
-parsed and its Overview, Operator and Kernel answers computed (the warm-up, ingest/warmup.py). The
+parsed and its Overview, Operator and Kernel answers computed (the warm-up, views/warmup.py). The
 diff is then timed on a pair it has not seen (its memo is cleared before each run).
 
 Usage: python benchmarks/bench_diff.py [TRACE] [--repeat 3] [--loaded-only] [--out benchmarks/results/diff-322mb.json]

@@ -10,8 +10,8 @@ import pytest
 
 from tests.fixtures.paths import SAMPLES
 from torch_tb_profiler.ingest.discovery import group_files, parse_name
-from torch_tb_profiler.ingest.lightning_names import lightning_worker
 from torch_tb_profiler.ingest.storage import resolve, walk_files
+from torch_tb_profiler.model.lightning_names import lightning_worker
 
 
 @pytest.mark.parametrize(

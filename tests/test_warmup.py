@@ -13,9 +13,9 @@ import pytest
 from tests.fixtures.trace_builder import TraceBuilder, busy_trace
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.ingest.loading import RunStore
-from torch_tb_profiler.ingest.warmup import Warmer
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.plugin import collect_routes
+from torch_tb_profiler.views.warmup import Warmer
 
 
 def test_memo_computes_once_when_threads_ask_together() -> None:

@@ -21,15 +21,16 @@ from typing import Any
 from tensorboard.plugins import base_plugin
 from werkzeug.wrappers import Request, Response
 
-from torch_tb_profiler.ingest import budget, limits
+from torch_tb_profiler.ingest import budget
 from torch_tb_profiler.ingest.errors import Ambiguous, LookupFailed
 from torch_tb_profiler.ingest.loading import DEFAULT_INTERVAL_S, RunStore
 from torch_tb_profiler.ingest.persist import INDEX_DIR_ENV, IndexUnavailable, open_store
-from torch_tb_profiler.ingest.warmup import Warmer
 from torch_tb_profiler.model import Profile
+from torch_tb_profiler.trace import limits
 from torch_tb_profiler.views import VIEW_MODULES
 from torch_tb_profiler.views import distributed as distributed_view
 from torch_tb_profiler.views.common import Handler, HttpError, error_response, json_response
+from torch_tb_profiler.views.warmup import Warmer
 
 log = logging.getLogger(__name__)
 

@@ -8,9 +8,9 @@ import os
 import posixpath
 from typing import Any
 
-from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.ingest.discovery import TraceFile, group_files, parse_name
 from torch_tb_profiler.ingest.storage import FileInfo, Location, file_info, resolve, walk_files
+from torch_tb_profiler.trace import limits
 
 EXIT_OK, EXIT_NOTHING_LOADED, EXIT_BAD_ARGS = 0, 1, 2
 

@@ -25,10 +25,10 @@ from torch_tb_profiler.cli.common import (
     select,
 )
 from torch_tb_profiler.cli.summary_report import render_text
-from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.ingest.discovery import TraceFile
 from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.storage import Location, local_copy
+from torch_tb_profiler.trace import limits
 
 
 def summarise(

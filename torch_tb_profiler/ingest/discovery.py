@@ -4,7 +4,7 @@ A run is a directory (any depth, symlinks followed) that directly holds ``*.pt.t
 its name is its path relative to the logdir (shown escaped where it is not printable UTF-8, ``names.py``). A file ``<worker>[.<digits>].pt.trace.json[.gz]`` belongs
 to ``worker``; a worker's files are its spans, numbered 1..n in the numeric order of ``<digits>``
 (files without digits come first, in name order). PyTorch Lightning's worker parts get readable names
-(``perf.fit.training_step``: ingest/lightning_names.py).
+(``perf.fit.training_step``: model/lightning_names.py).
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import re
 import time
 from dataclasses import dataclass, field
 
-from torch_tb_profiler.ingest.lightning_names import lightning_worker
 from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.storage import FileInfo, Location, StorageError, walk
+from torch_tb_profiler.model.lightning_names import lightning_worker
 
 TRACE_FILE = re.compile(r"^(?P<worker>.*?)(?:\.(?P<number>\d+))?\.pt\.trace\.json(?:\.gz)?$", re.DOTALL)
 

@@ -14,8 +14,8 @@ import os
 import stat
 from dataclasses import dataclass, field
 
-from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.ingest.names import display
+from torch_tb_profiler.trace import limits
 
 
 @dataclass(frozen=True)

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from torch_tb_profiler.ingest.limits import LimitError
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.model.build import build_profile, profile_from_tables
 from torch_tb_profiler.trace.chunks import CHUNK_BYTES, NotChunkable, decoded_chunks, text_size
 from torch_tb_profiler.trace.decode import TraceDecodeError, decode, read_bytes
+from torch_tb_profiler.trace.limits import LimitError
 from torch_tb_profiler.trace.tables import Tables, build_tables, concat_tables
 
 log = logging.getLogger(__name__)

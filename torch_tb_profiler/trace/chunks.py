@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import msgspec
 
-from torch_tb_profiler.ingest import limits
+from torch_tb_profiler.trace import limits
 from torch_tb_profiler.trace.decode import decode_strict, has_second_events_key, open_regular
 from torch_tb_profiler.trace.events import DecodedTrace
 
@@ -91,7 +91,7 @@ def _prefetched(pieces: Iterator[bytes], depth: int) -> Iterator[bytes]:
 
 def _text_pieces(path: str) -> Iterator[bytes]:
     """The file's text, decompressed when gzip (every member), in pieces of at most ``_INFLATE``;
-    LimitError as soon as the text passes the size or gzip-ratio cap (``ingest/limits.py``)."""
+    LimitError as soon as the text passes the size or gzip-ratio cap (``trace/limits.py``)."""
     with open_regular(path) as f:
         first = f.read(_READ)
         gzip = first[:2] == b"\x1f\x8b"

@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from torch_tb_profiler.ingest import limits
+from torch_tb_profiler.trace import limits
 from torch_tb_profiler.trace.events import DecodedTrace, Event, TraceObject
 
 
@@ -63,7 +63,7 @@ def file_kind(mode: int) -> str:
 
 def read_bytes(path: str) -> bytes | bytearray:
     """The file's bytes, gunzipped when it is gzip (by magic number, not by name); LimitError
-    (``ingest/limits.py``) when its text would pass the size or gzip-ratio cap."""
+    (``trace/limits.py``) when its text would pass the size or gzip-ratio cap."""
     cap = limits.get("max_trace_bytes")
     with open_regular(path) as f:
         data = f.read(cap + 1)

@@ -4,7 +4,7 @@ The text is parsed generically (the standard library accepts ``NaN``, ``-Infinit
 characters in strings and duplicate keys), and each event is rebuilt field by field: a value of the
 wrong type is converted or dropped, an event without a usable ``ts`` is dropped, and each kind of fix
 becomes one warning naming the field and the first event concerned. Values nested deeper than
-``max_nesting`` (``ingest/limits.py``) are replaced before parsing, so no depth raises RecursionError.
+``max_nesting`` (``trace/limits.py``) are replaced before parsing, so no depth raises RecursionError.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from torch_tb_profiler.ingest import limits
+from torch_tb_profiler.trace import limits
 from torch_tb_profiler.trace.events import EMPTY_ARGS, DecodedTrace, Event, TraceObject
 
 _DEEP = "\u0000nested too deep"  # what replaces a too-deep value (a string no trace holds)

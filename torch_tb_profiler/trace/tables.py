@@ -18,8 +18,8 @@ import msgspec
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.ingest import limits
 from torch_tb_profiler.trace import args as A
+from torch_tb_profiler.trace import limits
 from torch_tb_profiler.trace.events import Event
 from torch_tb_profiler.trace.schema import (
     CATEGORY_KINDS,
@@ -119,7 +119,7 @@ def _strs(values: Iterable[Any]) -> list[str]:
 
 def _interned(values: list[Any], field_name: str = "a string") -> np.ndarray:
     """Values as an object array of str, equal values sharing one str object (pid/tid/name); a string
-    longer than ``max_string_bytes`` (``ingest/limits.py``) is cut, with a warning."""
+    longer than ``max_string_bytes`` (``trace/limits.py``) is cut, with a warning."""
     canonical: dict[str, str] = {}
     mapping = {v: canonical.setdefault(s := v if isinstance(v, str) else str(v), s) for v in set(values)}
     cap = limits.get("max_string_bytes")

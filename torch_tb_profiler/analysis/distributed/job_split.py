@@ -2,7 +2,7 @@
 
 A run's span may hold workers that are not ranks of one job: PyTorch Lightning writes one trace per
 stage and hook (``perf.fit.training_step``, ``perf.fit.validation_step``, ``perf.test.test_step``...,
-ingest/lightning_names.py), each of them once per rank under DDP. Rules (docs/metrics.md,
+model/lightning_names.py), each of them once per rank under DDP. Rules (docs/metrics.md,
 "Distributed: jobs and ranks"):
 
 - a worker's rank and world size come from its trace's ``distributedInfo``; a worker without it takes
@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import TypeVar
 
-from torch_tb_profiler.ingest.lightning_names import RANK_SUFFIX, is_lightning_worker
+from torch_tb_profiler.model.lightning_names import RANK_SUFFIX, is_lightning_worker
 
 RANK_PART = re.compile(r"rank[-_]?\d+|worker[-_]?\d+", re.I)
 
