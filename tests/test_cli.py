@@ -15,12 +15,29 @@ from torch_tb_profiler.cli.main import main
 
 PROFILE_KEYS = {
     "run", "worker", "span", "device_type", "matrix_units", "steps", "step_time_us", "breakdown_us", "gpus", "operators",
-    "kernels", "recommendations", "errors",
+    "kernels", "recommendations", "errors", "graphs", "step_list",
 }  # fmt: skip
 BREAKDOWN_KEYS = {"kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other"}
 GPU_KEYS = {"id", "name", "utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct", "tensor_core_pct"}
-OP_KEYS = {"name", "calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us"}
-KERNEL_KEYS = {"name", "calls", "total_us", "mean_blocks_per_sm", "mean_achieved_occupancy_pct"}
+REPLAYED_KEYS = {"replayed_calls", "replayed_device_us"}  # graph replays (tests/test_graph_replays.py)
+OP_KEYS = {
+    "name",
+    "kind",
+    "calls",
+    "host_self_us",
+    "host_total_us",
+    "device_self_us",
+    "device_total_us",
+    *REPLAYED_KEYS,
+}
+KERNEL_KEYS = {
+    "name",
+    "calls",
+    "total_us",
+    "mean_blocks_per_sm",
+    "mean_achieved_occupancy_pct",
+    *REPLAYED_KEYS,
+}
 
 
 def _trace(path: Path) -> Path:
@@ -96,6 +113,9 @@ def test_json_schema_and_figures(logdir: Path, capsys: pytest.CaptureFixture[str
         "host_total_us": 600,
         "device_self_us": 800,
         "device_total_us": 800,
+        "kind": "op",
+        "replayed_calls": 0,
+        "replayed_device_us": 0.0,
     }
     (k,) = p["kernels"]
     assert set(k) == KERNEL_KEYS and (k["calls"], k["total_us"], k["mean_blocks_per_sm"]) == (2, 800, 2.0)

@@ -6,14 +6,15 @@ The rules are written down in docs/architecture.md ("Links", "Op tree rule").
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.model.graph_replays import with_replay_ranges
 from torch_tb_profiler.model.profile import Profile, TraceMeta
+from torch_tb_profiler.model.step_ranges import step_table
 from torch_tb_profiler.trace.events import DecodedTrace
 from torch_tb_profiler.trace.tables import Tables, build_tables
 
@@ -22,8 +23,6 @@ from torch_tb_profiler.trace.tables import Tables, build_tables
 ROUNDING_US = 0.002
 
 _PLAIN_PASSES = 32  # parent steps tried one by one before binary lifting (EnclosingOp.up_while)
-
-STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
 
 
 def build_profile(decoded: DecodedTrace, run: str, worker: str, span: str, source: str) -> Profile:
@@ -46,7 +45,8 @@ def profile_from_tables(
     """The model over a file's tables; ``top`` is its metadata keys, ``repairs`` what decoding fixed."""
     meta = _meta(top, [*repairs, *tables.warnings], tables, event_count=event_count)
     tol = nesting_tolerance(tables.ops, tables.runtimes)
-    ops, partial = op_tree(tables.ops, tol)
+    raw_ops, launches, replay_rows = with_replay_ranges(tables.ops, tables.runtimes, tables.device)
+    ops, partial = op_tree(raw_ops, tol)
     meta.partial_overlaps = partial
     # rows of ops were re-ordered by the tree build: remap references into ops
     new_row = np.empty(len(ops), dtype=np.int64)
@@ -58,6 +58,8 @@ def profile_from_tables(
     finder = EnclosingOp(ops)
     runtimes = tables.runtimes.reset_index(drop=True)
     runtimes["op"], runtimes["host_op"] = _runtime_ops(ops, runtimes, finder, tol)
+    if launches.size:  # a graph launch call belongs to its own replay range (graph_replays.py)
+        runtimes.loc[launches, "op"] = runtimes.loc[launches, "host_op"] = new_row[replay_rows]
     device = tables.device.sort_values(["ts"], kind="stable").reset_index(drop=True)
     device["runtime"], device["op"] = _device_links(ops, runtimes, device, tol)
     memory = tables.memory.sort_values("ts", kind="stable").reset_index(drop=True)
@@ -77,7 +79,7 @@ def profile_from_tables(
         memory=memory,
         syncs=tables.syncs,
         flows=_fwdbwd(tables.flow_points, ops, finder),
-        steps=_steps(ops, meta.warnings),
+        steps=step_table(ops, meta.warnings),
         others=tables.others,
         counters=tables.counters.sort_values(["name", "key", "ts"], kind="stable").reset_index(drop=True),
     )
@@ -422,18 +424,3 @@ def _fwdbwd(points: pd.DataFrame, ops: pd.DataFrame, finder: EnclosingOp) -> pd.
             "bwd_op": finishes.reindex(ids).fillna(-1).to_numpy().astype(np.int64),
         }
     )
-
-
-def _steps(ops: pd.DataFrame, warnings: list[str]) -> pd.DataFrame:
-    """Host ProfilerStep#N ranges in numeric order (device extension: analysis/core/steps.py); a step
-    number that does not fit 64 bits makes that range an ordinary op, with a warning."""
-    names = ops["name"]
-    numbers = {name: int(m.group(1)) for name in pd.unique(names) if (m := STEP_NAME.match(name))}
-    for name in [n for n, number in numbers.items() if number >= 2**63]:
-        del numbers[name]
-        warnings.append(f"step '{name[:60]}': the step number does not fit 64 bits; not counted as a step")
-    mask = names.isin(list(numbers)).to_numpy()
-    steps = ops.loc[mask, ["name", "ts", "end"]]
-    steps = steps.assign(number=np.array([numbers[x] for x in steps["name"]], dtype=np.int64))
-    steps = steps.drop_duplicates("number").sort_values("number", kind="stable").reset_index(drop=True)
-    return steps[["number", "name", "ts", "end"]]

@@ -56,6 +56,10 @@ class OpArgs(_Collective, gc=False):
 class RuntimeArgs(_ExternalId, gc=False):
     corr: Int = _F(default=-1, name="correlation")
     cid: Int = -1  # hip: correlation id
+    kernel: str | None = None  # the launched kernel's name (ROCm writes it on launch calls)
+    # where the kernel sits in a CUDA/HIP graph (capture-time launches, where the profiler writes them)
+    graph_id: Int = _F(default=-1, name="graph id")
+    graph_node_id: Int = _F(default=-1, name="graph node id")
 
 
 class DeviceArgs(_Collective, gc=False):
@@ -71,6 +75,8 @@ class DeviceArgs(_Collective, gc=False):
     occupancy: float = _F(default=NAN, name="est. achieved occupancy %")
     bytes: float = NAN
     bandwidth: float = _F(default=NAN, name="memory bandwidth (GB/s)")
+    graph_id: Int = _F(default=-1, name="graph id")  # a replayed kernel's graph and node
+    graph_node_id: Int = _F(default=-1, name="graph node id")
 
 
 class AnnotationArgs(_ExternalId, gc=False):

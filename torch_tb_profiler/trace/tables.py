@@ -396,6 +396,9 @@ def _runtime_table(events: list[Event]) -> pd.DataFrame:
     cols["ext_id"] = _ext(args)
     corr = _col([x.corr for x in args], np.int64)
     cols["corr"] = np.where(corr >= 0, corr, _col([x.cid for x in args], np.int64))
+    cols["kernel"] = _interned(_strs(a.kernel for a in args))
+    cols["graph_id"] = _col([x.graph_id for x in args], np.int64)
+    cols["graph_node_id"] = _col([x.graph_node_id for x in args], np.int64)
     return pd.DataFrame(cols)
 
 
@@ -426,6 +429,8 @@ def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Even
     cols["group_size"] = _col([x.group_size for x in args], np.int64)
     cols["pg_name"] = _interned(_strs(a.pg_name for a in args))
     cols["coll_seq"] = _col([x.coll_seq for x in args], np.int64)
+    cols["graph_id"] = _col([x.graph_id for x in args], np.int64)
+    cols["graph_node_id"] = _col([x.graph_node_id for x in args], np.int64)
     return pd.DataFrame(cols)
 
 

@@ -49,6 +49,33 @@ def device_steps(profile) -> list[dict]:
     ]
 
 
+def step_list(profile) -> list[dict]:
+    """Per step: name, kind (train, prefill, decode, mixed: model/step_ranges.py), the context and
+    generation tokens its range states (None when it states none), its device-extended duration ``us``
+    and ``us_per_token`` = us / (context + generation tokens) when those are stated and not 0."""
+    out = []
+    facts = profile.steps.set_index("number") if len(profile.steps) else None
+    for row in steps(profile).itertuples(index=False):
+        kind, ctx, gen = "train", -1, -1
+        if facts is not None and row.number in facts.index:
+            fact = facts.loc[row.number]
+            kind = str(fact.get("kind", "train"))
+            ctx, gen = int(fact.get("context_tokens", -1)), int(fact.get("generation_tokens", -1))
+        us = float(row.end - row.start)
+        tokens = ctx + gen if ctx >= 0 and gen >= 0 else 0
+        out.append(
+            {
+                "name": str(row.name),
+                "kind": kind,
+                "context_tokens": ctx if ctx >= 0 else None,
+                "generation_tokens": gen if gen >= 0 else None,
+                "us": us,
+                "us_per_token": us / tokens if tokens > 0 else None,
+            }
+        )
+    return out
+
+
 def window(profile) -> tuple[float, float] | None:
     """[first step start, last step end], or None when the profile has no step."""
     s = steps(profile)

@@ -58,8 +58,13 @@ def dataloader_ops(profile) -> np.ndarray:
 
 
 def profiler_step_ops(profile) -> np.ndarray:
-    """Rows of ``ops`` that are ``ProfilerStep#N`` ranges."""
-    return names.mask(profile, "ops", is_profiler_step_name)
+    """Rows of ``ops`` that are step ranges: ``ProfilerStep#N``, or the inference iterations that are the
+    profile's steps (model/step_ranges.py)."""
+    mask = names.mask(profile, "ops", is_profiler_step_name)
+    if len(profile.steps) and len(profile.ops):
+        step_names = set(profile.steps["name"].astype(str))
+        mask = mask | names.mask(profile, "ops", lambda n: n in step_names)
+    return mask
 
 
 def comm_op_mask(profile) -> np.ndarray:

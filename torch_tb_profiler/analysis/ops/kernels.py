@@ -5,6 +5,7 @@ total/mean/max/min duration (µs); mean blocks per SM and mean Est. achieved occ
 weighted by kernel duration over the calls that carry the value (None when none does); tensor cores
 used per ``tensor_cores.kernel_uses_tensor_cores``. The operator of a kernel is the operator that
 launched it (``device.op``, through cuda_runtime or cuda_driver calls); "" when nothing launched it.
+Replayed calls / replayed device: the calls (and their µs) that ran in graph replays (graphs/replays.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pandas as pd
 from torch_tb_profiler.analysis.core import names
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores
+from torch_tb_profiler.analysis.graphs.replays import replayed_mask
 from torch_tb_profiler.analysis.ops.operators import op_stats
 
 GROUP_BY = ("name", "name_op_launch")
@@ -58,6 +60,7 @@ def _kernel_rows(profile) -> pd.DataFrame:
             "op_tc_eligible": np.where(has_op, eligible[safe], False)
             if len(eligible)
             else np.zeros(len(k), bool),
+            "replayed": replayed_mask(profile)[sel],
             # integer keys for grouping
             "name_code": name_codes[sel],
             "op_code": op_code,
@@ -92,6 +95,8 @@ def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
         "mean_blocks_per_sm",
         "mean_achieved_occupancy_pct",
         "tc_used",
+        "replayed_calls",
+        "replayed_device_us",
     ]
     if group_by != "name":
         cols.append("op_tc_eligible")
@@ -103,6 +108,7 @@ def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
         occ_w=np.nan_to_num(rows["occupancy"].to_numpy() * rows["dur"].to_numpy()),
         occ_d=np.where(np.isnan(rows["occupancy"].to_numpy()), 0.0, rows["dur"].to_numpy()),
         bps_n=~np.isnan(rows["blocks_per_sm"].to_numpy()),
+        replayed_dur=np.where(rows["replayed"].to_numpy(), rows["dur"].to_numpy(), 0.0),
         occ_n=~np.isnan(rows["occupancy"].to_numpy()),
     )
     codes = (
@@ -123,6 +129,8 @@ def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
         occ_d=("occ_d", "sum"),
         occ_n=("occ_n", "sum"),
         tc_used=("tc", "any"),
+        replayed_calls=("replayed", "sum"),
+        replayed_device_us=("replayed_dur", "sum"),
         op_tc_eligible=("op_tc_eligible", "any"),
     )
     agg = pd.concat([g[keys].first(), agg], axis=1).reset_index(drop=True)

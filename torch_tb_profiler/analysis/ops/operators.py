@@ -19,6 +19,10 @@ Definitions (docs/metrics.md, "Operators"), per operator call (a row of ``ops``)
 - TC eligible: the name is on the allowlist (``tensor_cores``), or a descendant is, or one of its
   kernels (or a descendant's) used tensor cores.
 
+- graph replays: a ``graph_replay`` range (one per graph launch call, model/graph_replays.py) is a row
+  of ``kind`` "graph_replay" (other rows: "op"); replayed device = the part of device self that ran in
+  graph replays; replayed calls = the calls with any.
+
 Grouping by name, or by name + input shape, sums every figure over the calls of a group.
 """
 
@@ -35,6 +39,7 @@ from torch_tb_profiler.analysis.core import names as name_index
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.device.breakdown import dataloader_ops, profiler_step_ops
 from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores, op_name_eligible
+from torch_tb_profiler.analysis.graphs.replays import replay_ops, replayed_mask
 from torch_tb_profiler.model.build import EnclosingOp, nesting_tolerance, op_tree
 
 GROUP_BY = ("name", "name_input_shape")
@@ -135,6 +140,18 @@ def _op_stats(profile) -> pd.DataFrame:
     )
 
 
+def replayed_self(profile, rep: np.ndarray) -> np.ndarray:
+    """Per op: the part of its device self time that ran in graph replays (µs; on the folded tree)."""
+    out = np.zeros(len(profile.ops))
+    dev = profile.device
+    mask = replayed_mask(profile)
+    if mask.any():
+        op = dev["op"].to_numpy(dtype=np.int64)[mask]
+        linked = op >= 0
+        np.add.at(out, rep[op[linked]], dev["dur"].to_numpy(dtype=np.float64)[mask][linked])
+    return out
+
+
 def fold_targets(up: np.ndarray) -> tuple[np.ndarray, int]:
     """Each row's topmost ancestor through ``up`` (a row's own index where it does not fold), and
     the number of passes taken.
@@ -232,6 +249,7 @@ def operator_rows(profile) -> pd.DataFrame:
     def build() -> pd.DataFrame:
         stats = op_stats(profile)
         keep = stats["row"].to_numpy()
+        replayed = replayed_self(profile, stats["rep"].to_numpy())
         name_codes, name_values = name_index.factorized(profile, "ops")
         shape_codes, shape_values = name_index.factorized(profile, "ops", "input_dims")
         shape_labels = np.asarray([_shape_label(t) for t in shape_values], dtype=object)
@@ -250,6 +268,9 @@ def operator_rows(profile) -> pd.DataFrame:
                 "tc_eligible": stats["tc_eligible"].to_numpy()[keep],
                 "has_stack": has_stack(profile)[keep],
                 "op": np.flatnonzero(keep),
+                "kind": np.where(replay_ops(profile)[keep], "graph_replay", "op"),
+                "replayed_device": replayed[keep],
+                "replayed_calls": (replayed[keep] > 0).astype(np.int64),
             }
         )
         return frame
@@ -267,13 +288,17 @@ def operator_table(profile, group_by: str = "name") -> pd.DataFrame:
 def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
     keys = ["name"] if group_by == "name" else ["name", "input_shape"]
     if rows.empty:
-        cols = [*keys, "calls", *(f"{c}_us" for c in _SUMS), "tc_eligible", "has_call_stack"]
+        cols = [*keys, "calls", *(f"{c}_us" for c in _SUMS), "replayed_calls", "replayed_device_us", "kind"]
+        cols += ["tc_eligible", "has_call_stack"]
         return pd.DataFrame({c: [] for c in [*cols, "tc_self_ratio", "tc_total_ratio"]})
     codes = ["name_code"] if group_by == "name" else ["name_code", "shape_code"]
     g = rows.groupby(codes, sort=False)  # integer keys: much faster than grouping strings
     table = g[list(_SUMS)].sum()
     table.columns = [f"{c}_us" for c in _SUMS]
     table.insert(0, "calls", g.size())
+    table["replayed_calls"] = g["replayed_calls"].sum()
+    table["replayed_device_us"] = g["replayed_device"].sum()
+    table["kind"] = g["kind"].first()
     table["tc_eligible"] = g["tc_eligible"].any()
     table["has_call_stack"] = g["has_stack"].any()
     first = g[keys].first()

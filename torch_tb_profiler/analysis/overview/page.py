@@ -9,6 +9,7 @@ import numpy as np
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.plain import clean
 from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.graphs import replays
 from torch_tb_profiler.analysis.modules.tree import has_module_view
 from torch_tb_profiler.analysis.overview.recommendations import recommendations
 
@@ -102,6 +103,7 @@ def overview(profile) -> dict[str, Any]:
         "average": average,
         "gpus": [_finite(g) for g in gpu_metrics.gpu_summary(profile)],
         "recommendations": recommendations(profile),
+        "graphs": replays.overview_note(profile),
     }
 
 

@@ -14,6 +14,7 @@ from torch_tb_profiler.analysis.core import steps
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.plain import clean
 from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.graphs import replays
 from torch_tb_profiler.analysis.memory import usage as memory
 from torch_tb_profiler.analysis.modules import tree as modules
 from torch_tb_profiler.analysis.ops import kernels, operators
@@ -41,6 +42,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "device_type": overview.device_type(profile),
         "matrix_units": accelerator(profile).matrix_units,
         "steps": section("steps", lambda: len(steps.steps(profile)), 0),
+        "step_list": section("step_list", lambda: steps.step_list(profile), []),
         "step_time_us": avg["duration"] if avg else None,
         "breakdown_us": {c: avg[c] for c in breakdown.CATEGORIES} if avg else None,
         "gpus": section("gpus", lambda: _gpus(profile), []),
@@ -53,6 +55,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         ),
         "memory": section("memory", lambda: memory.summary(profile), []),
         "modules": section("modules", lambda: modules.summary(profile), []),
+        "graphs": section("graphs", lambda: _graphs(profile), None),
     }
     out["errors"] = errors
     return out
@@ -67,6 +70,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "device_type": None,
         "matrix_units": None,
         "steps": 0,
+        "step_list": [],
         "step_time_us": None,
         "breakdown_us": None,
         "gpus": [],
@@ -75,6 +79,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "recommendations": [],
         "memory": [],
         "modules": [],
+        "graphs": None,
         "errors": [message],
     }
 
@@ -91,11 +96,22 @@ def operator_sort(profile) -> str:
 
 def _operators(profile, top: int) -> list[dict[str, Any]]:
     table = operators.top(operators.operator_table(profile, "name"), operator_sort(profile), top)
-    keys = ["name", "calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us"]
+    keys = ["name", "kind", "calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us"]
+    keys += ["replayed_calls", "replayed_device_us"]
     return operators.records(table[keys])
 
 
 def _kernels(profile, top: int) -> list[dict[str, Any]]:
     table = kernels.kernel_table(profile, "name").head(top)
     keys = ["name", "calls", "total_us", "mean_blocks_per_sm", "mean_achieved_occupancy_pct"]
+    keys += ["replayed_calls", "replayed_device_us"]
     return operators.records(table[keys])
+
+
+def _graphs(profile) -> dict[str, Any] | None:
+    """Graph replays (graphs/replays.py); None for a profile without any."""
+    stats = replays.replay_stats(profile)
+    if not stats["replays"]:
+        return None
+    keys = ("replays", "replayed_device_us", "attributed_device_us", "unattributed_device_us")
+    return {**{k: stats[k] for k in keys}, "captures": [], "unmatched": []}
