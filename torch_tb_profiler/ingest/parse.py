@@ -1,4 +1,5 @@
-"""One trace file -> Profile. Kept lean (trace + model only): the loading pool's processes import it.
+"""One trace file -> Profile. Kept lean (trace + model; the capture merge of analysis/captures/ only when
+a run has capture traces): the loading pool's processes import it.
 
 A big file is read as a stream of chunks (``trace/chunks.py``), each turned into tables before the next
 is read; anything the chunked reader cannot handle falls back to reading the whole file with the
@@ -9,12 +10,16 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.model.build import build_profile, profile_from_tables
+from torch_tb_profiler.model.graph_replays import ReplayMerge
 from torch_tb_profiler.trace.chunks import CHUNK_BYTES, NotChunkable, decoded_chunks, text_size
 from torch_tb_profiler.trace.decode import TraceDecodeError, decode, read_bytes
 from torch_tb_profiler.trace.limits import LimitError
@@ -23,10 +28,28 @@ from torch_tb_profiler.trace.tables import Tables, build_tables, concat_tables
 log = logging.getLogger(__name__)
 
 
+@dataclass(frozen=True)
+class CaptureSource:
+    """A graph capture trace of the run (ingest/discovery.py): a local path and what
+    ``execution_details.json`` says of it."""
+
+    path: str
+    file: str  # its name, as execution_details.json gives it
+    batch_size: int | None = None
+    mode: str | None = None
+
+
 def load_profile(
-    path: str, run: str = "", worker: str = "", span: str = "", chunk_bytes: int = CHUNK_BYTES
+    path: str,
+    run: str = "",
+    worker: str = "",
+    span: str = "",
+    chunk_bytes: int = CHUNK_BYTES,
+    captures: Sequence[CaptureSource] = (),
 ) -> Profile:
-    """Parse one local trace file into a Profile (raises TraceDecodeError when unreadable)."""
+    """Parse one local trace file into a Profile (raises TraceDecodeError when unreadable); with
+    ``captures``, the graph replays it holds are merged with them (analysis/captures/match.py)."""
+    merger = _merger(captures) if captures else None
     size = text_size(path)
     if size is not None and size >= 2 * chunk_bytes:
         try:
@@ -34,13 +57,43 @@ def load_profile(
         except NotChunkable as e:
             log.debug("%s: reading it whole (%s)", path, e)
         else:
-            return part.profile(run, worker, span, path)
-    return load_whole(path, run, worker, span)
+            return part.profile(run, worker, span, path, merger)
+    return load_whole(path, run, worker, span, merger)
 
 
-def load_whole(path: str, run: str = "", worker: str = "", span: str = "") -> Profile:
+def load_whole(
+    path: str,
+    run: str = "",
+    worker: str = "",
+    span: str = "",
+    merger: Callable[[Tables], ReplayMerge | None] | None = None,
+) -> Profile:
     """The whole file decoded at once, with every repair (see trace/decode.py)."""
-    return build_profile(decode(read_bytes(path)), run=run, worker=worker, span=span, source=path)
+    decoded = decode(read_bytes(path))
+    return build_profile(decoded, run=run, worker=worker, span=span, source=path, merger=merger)
+
+
+def _merger(captures: Sequence[CaptureSource]) -> Callable[[Tables], ReplayMerge | None]:
+    """Parse the capture traces (each failure reported, never fatal) and match them on the tables."""
+    from torch_tb_profiler.analysis.captures.match import CaptureTrace, plan_merge
+
+    loaded: list[CaptureTrace] = []
+    failed: list[str] = []
+    for c in captures:
+        try:
+            loaded.append(CaptureTrace(c.file, load_profile(c.path), c.batch_size, c.mode))
+        except Exception as e:  # a broken capture costs its attribution, not the run's trace
+            failed.append(f"capture {c.file} could not be read: {type(e).__name__}: {e}")
+
+    def merge(tables: Tables) -> ReplayMerge | None:
+        plan = plan_merge(tables, loaded) if loaded else None
+        if failed:
+            plan = plan or ReplayMerge(ops=pd.DataFrame(), kernel_ops=np.zeros((0, 2), dtype=np.int64))
+            plan.report.setdefault("captures", [])
+            plan.report["unmatched"] = [*failed, *plan.report.get("unmatched", [])]
+        return plan
+
+    return merge
 
 
 @dataclass
@@ -60,11 +113,19 @@ class TablesPart:
         self.reached_end = other.reached_end
         self.repairs.extend(r for r in other.repairs if r not in self.repairs)
 
-    def profile(self, run: str, worker: str, span: str, source: str) -> Profile:
+    def profile(
+        self,
+        run: str,
+        worker: str,
+        span: str,
+        source: str,
+        merger: Callable[[Tables], ReplayMerge | None] | None = None,
+    ) -> Profile:
         tables = concat_tables(self.tables)
         self.tables = []
+        merge = merger(tables) if merger is not None else None
         return profile_from_tables(
-            tables, self.top, self.repairs, self.event_count, run, worker, span, source
+            tables, self.top, self.repairs, self.event_count, run, worker, span, source, merge=merge
         )
 
 

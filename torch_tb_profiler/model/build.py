@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.model.graph_replays import with_replay_ranges
+from torch_tb_profiler.model.graph_replays import ReplayMerge, with_replay_ranges, with_replayed_ops
 from torch_tb_profiler.model.profile import Profile, TraceMeta
 from torch_tb_profiler.model.step_ranges import step_table
 from torch_tb_profiler.trace.events import DecodedTrace
@@ -25,11 +25,22 @@ ROUNDING_US = 0.002
 _PLAIN_PASSES = 32  # parent steps tried one by one before binary lifting (EnclosingOp.up_while)
 
 
-def build_profile(decoded: DecodedTrace, run: str, worker: str, span: str, source: str) -> Profile:
+def build_profile(
+    decoded: DecodedTrace,
+    run: str,
+    worker: str,
+    span: str,
+    source: str,
+    merger: Callable[[Tables], ReplayMerge | None] | None = None,
+) -> Profile:
+    """``merger``: what the tables' graph replays ran at capture time (ingest/parse.py's captures)."""
     events, decoded.events = decoded.events, []
     event_count = len(events)
     tables = build_tables(events)  # empties the list: events are released table by table
-    return profile_from_tables(tables, decoded.top, decoded.repairs, event_count, run, worker, span, source)
+    merge = merger(tables) if merger is not None else None
+    return profile_from_tables(
+        tables, decoded.top, decoded.repairs, event_count, run, worker, span, source, merge=merge
+    )
 
 
 def profile_from_tables(
@@ -41,11 +52,14 @@ def profile_from_tables(
     worker: str,
     span: str,
     source: str,
+    merge: ReplayMerge | None = None,
 ) -> Profile:
-    """The model over a file's tables; ``top`` is its metadata keys, ``repairs`` what decoding fixed."""
+    """The model over a file's tables; ``top`` is its metadata keys, ``repairs`` what decoding fixed;
+    ``merge``: the capture-time ops its graph replays ran (analysis/captures/), placed on replay threads."""
     meta = _meta(top, [*repairs, *tables.warnings], tables, event_count=event_count)
     tol = nesting_tolerance(tables.ops, tables.runtimes)
     raw_ops, launches, replay_rows = with_replay_ranges(tables.ops, tables.runtimes, tables.device)
+    raw_ops, merged_rows = with_replayed_ops(raw_ops, merge)
     ops, partial = op_tree(raw_ops, tol)
     meta.partial_overlaps = partial
     # rows of ops were re-ordered by the tree build: remap references into ops
@@ -60,8 +74,15 @@ def profile_from_tables(
     runtimes["op"], runtimes["host_op"] = _runtime_ops(ops, runtimes, finder, tol)
     if launches.size:  # a graph launch call belongs to its own replay range (graph_replays.py)
         runtimes.loc[launches, "op"] = runtimes.loc[launches, "host_op"] = new_row[replay_rows]
-    device = tables.device.sort_values(["ts"], kind="stable").reset_index(drop=True)
+    device_order = np.argsort(tables.device["ts"].to_numpy(), kind="stable")
+    device = tables.device.take(device_order).reset_index(drop=True)
     device["runtime"], device["op"] = _device_links(ops, runtimes, device, tol)
+    if merge is not None and len(merge.kernel_ops):  # a replayed kernel belongs to its capture-time op
+        position = np.empty(len(device_order), dtype=np.int64)
+        position[device_order] = np.arange(len(device_order))
+        rows, owners = merge.kernel_ops[:, 0], merge.kernel_ops[:, 1]
+        device.loc[position[rows], "op"] = new_row[merged_rows[owners]]
+        meta.graph_captures = merge.report
     memory = tables.memory.sort_values("ts", kind="stable").reset_index(drop=True)
     memory["op"] = finder.find(memory["pid"].to_numpy(), memory["tid"].to_numpy(), memory["ts"].to_numpy())
     return Profile(

@@ -8,11 +8,19 @@ any launch, their device time would land on whatever range encloses the call (a 
 its own, ``cat = "graph_replay"``, with the call's thread and interval: the op tree places it under the
 enclosing range, the launch call and its kernels link to it, and the enclosing range keeps only what it
 launched itself.
+
+With a capture trace (analysis/captures/), the ops that launched the graph's kernels at capture time are
+copied in (``ReplayMerge``): one copy per replay, on a *replay thread* of the launching thread (its
+``tid`` plus " (graph replay)"), each spanning the device time of the replayed kernels it launched (its own
+and its descendants'), with ``replay`` = the launch call's row in ``runtimes`` (-1 on every host op). The
+replayed kernels link to those copies. A copy ran no host code in this trace: its host times are 0.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +28,29 @@ import pandas as pd
 GRAPH_LAUNCH = re.compile(r"^(cuda|cu|hip)GraphLaunch")
 GRAPH_REPLAY_CAT = "graph_replay"
 GRAPH_REPLAY_NAME = "graph replay"
+REPLAY_THREAD = " (graph replay)"  # appended to the launching thread's tid for the copies' thread
+
+
+@dataclass
+class ReplayMerge:
+    """What a capture merge adds to a replay trace's model."""
+
+    ops: pd.DataFrame  # the copies: rows in the raw ops' columns plus ``replay``
+    kernel_ops: np.ndarray  # (n, 2) int64: (raw device row, row of ``ops`` that launched it)
+    report: dict[str, Any] = field(default_factory=dict)  # captures matched, replays unmatched (meta)
+
+
+def with_replayed_ops(ops: pd.DataFrame, merge: ReplayMerge | None) -> tuple[pd.DataFrame, np.ndarray]:
+    """``ops`` with its ``replay`` column (-1: a host op) and the merge's copies appended; for each copy,
+    its row in the returned table (before the op tree sorts it)."""
+    ops = ops.assign(replay=np.full(len(ops), -1, dtype=np.int64))
+    if merge is None or not len(merge.ops):
+        return ops, np.zeros(0, dtype=np.int64)
+    copies = merge.ops[list(ops.columns)]
+    for column in ("name", "cat", "pid", "tid", "input_dims", "input_types", "call_stack"):
+        copies[column] = copies[column].astype(ops[column].dtype)
+    rows = np.arange(len(ops), len(ops) + len(copies), dtype=np.int64)
+    return pd.concat([ops, copies], ignore_index=True), rows
 
 
 def graph_launches(runtimes: pd.DataFrame) -> np.ndarray:

@@ -29,6 +29,8 @@ class TraceMeta:
     thread_names: dict[tuple[str, str], str] = field(default_factory=dict)
     profiler_spans: list[tuple[str, float, float]] = field(default_factory=list)  # "PyTorch Profiler (0)"...
     event_count: int = 0
+    # graph captures merged into the replays (analysis/captures/match.py): captures, unmatched replays
+    graph_captures: dict[str, Any] | None = None
 
     def device_property(self, device: int) -> dict[str, Any]:
         for props in self.device_properties:

@@ -23,6 +23,7 @@ import pandas as pd
 from torch_tb_profiler.analysis.core import names
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.steps import steps
+from torch_tb_profiler.analysis.graphs.replays import host_ranges
 from torch_tb_profiler.model import intervals as iv
 
 CATEGORIES = ("kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other")
@@ -129,8 +130,9 @@ def _category_ranges(profile) -> dict[str, iv.Intervals]:
 
     kind = dev["kind"].to_numpy() if len(dev) else np.zeros(0, dtype=object)
     comm_k = comm_kernel_mask(profile)
-    comm_host = comm_op_mask(profile) if len(ops) else np.zeros(0, dtype=bool)
-    loader = dataloader_ops(profile)
+    host = host_ranges(profile)  # copies of capture-time ops onto graph replays ran no host code
+    comm_host = (comm_op_mask(profile) & host) if len(ops) else np.zeros(0, dtype=bool)
+    loader = dataloader_ops(profile) & host
     step_rows = profiler_step_ops(profile)
     comm = union(dev, comm_k)
     host_comm = union(ops, comm_host)
@@ -143,7 +145,7 @@ def _category_ranges(profile) -> dict[str, iv.Intervals]:
         ),
         "runtime": union(rts),
         "dataloader": union(ops, loader),
-        "cpu_exec": union(ops, ~loader & ~step_rows & ~comm_host),
+        "cpu_exec": union(ops, host & ~loader & ~step_rows & ~comm_host),
     }
 
 

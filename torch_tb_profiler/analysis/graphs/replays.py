@@ -49,6 +49,19 @@ def replay_ops(profile) -> np.ndarray:
     return (ops["cat"] == GRAPH_REPLAY_CAT).to_numpy() if len(ops) else np.zeros(0, dtype=bool)
 
 
+def replayed_copies(profile) -> np.ndarray:
+    """Per row of ``ops``: a capture-time op copied onto a graph replay (``ops.replay >= 0``)."""
+    ops = profile.ops
+    if "replay" not in ops.columns:
+        return np.zeros(len(ops), dtype=bool)
+    return ops["replay"].to_numpy() >= 0
+
+
+def host_ranges(profile) -> np.ndarray:
+    """Per row of ``ops``: a range that ran on the host in this trace (not a copy onto a replay)."""
+    return ~replayed_copies(profile)
+
+
 def replay_stats(profile) -> dict[str, Any]:
     """Replays, replayed device time and how much of it operators hold (µs), cached."""
     return memoized(profile, "graphs.stats", lambda: _stats(profile))

@@ -21,7 +21,8 @@ Definitions (docs/metrics.md, "Operators"), per operator call (a row of ``ops``)
 
 - graph replays: a ``graph_replay`` range (one per graph launch call, model/graph_replays.py) is a row
   of ``kind`` "graph_replay" (other rows: "op"); replayed device = the part of device self that ran in
-  graph replays; replayed calls = the calls with any.
+  graph replays; replayed calls = the calls with any. A capture-time op copied onto a replay (a capture
+  trace was merged) has host total and host self 0: it ran no host code in this trace.
 
 Grouping by name, or by name + input shape, sums every figure over the calls of a group.
 """
@@ -39,7 +40,7 @@ from torch_tb_profiler.analysis.core import names as name_index
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.device.breakdown import dataloader_ops, profiler_step_ops
 from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores, op_name_eligible
-from torch_tb_profiler.analysis.graphs.replays import replay_ops, replayed_mask
+from torch_tb_profiler.analysis.graphs.replays import replay_ops, replayed_copies, replayed_mask
 from torch_tb_profiler.model.build import EnclosingOp, nesting_tolerance, op_tree
 
 GROUP_BY = ("name", "name_input_shape")
@@ -71,7 +72,8 @@ def _op_stats(profile) -> pd.DataFrame:
     n = len(ops)
     parent = ops["parent"].to_numpy(dtype=np.int64)
     last = ops["last"].to_numpy(dtype=np.int64)
-    dur = ops["dur"].to_numpy(dtype=np.float64)
+    # a capture-time op copied onto a graph replay ran no host code in this trace: no host time
+    dur = np.where(replayed_copies(profile), 0.0, ops["dur"].to_numpy(dtype=np.float64))
     is_cpu_op = (ops["cat"] == "cpu_op").to_numpy()
 
     # fold same-name single-child operator chains into the topmost call
