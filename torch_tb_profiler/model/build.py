@@ -77,12 +77,13 @@ def profile_from_tables(
     device_order = np.argsort(tables.device["ts"].to_numpy(), kind="stable")
     device = tables.device.take(device_order).reset_index(drop=True)
     device["runtime"], device["op"] = _device_links(ops, runtimes, device, tol)
+    if merge is not None:
+        meta.graph_captures = merge.report
     if merge is not None and len(merge.kernel_ops):  # a replayed kernel belongs to its capture-time op
         position = np.empty(len(device_order), dtype=np.int64)
         position[device_order] = np.arange(len(device_order))
         rows, owners = merge.kernel_ops[:, 0], merge.kernel_ops[:, 1]
         device.loc[position[rows], "op"] = new_row[merged_rows[owners]]
-        meta.graph_captures = merge.report
     memory = tables.memory.sort_values("ts", kind="stable").reset_index(drop=True)
     memory["op"] = finder.find(memory["pid"].to_numpy(), memory["tid"].to_numpy(), memory["ts"].to_numpy())
     return Profile(

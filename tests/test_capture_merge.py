@@ -1,0 +1,292 @@
+"""Graph capture traces merged into their replays (docs/metrics.md, "Graph captures"): hand-built pairs
+with hand-computed figures, then the shared vLLM and SGLang pairs against an independent raw match."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.fixtures.paths import SHARED_TRACES
+from tests.fixtures.trace_builder import TraceBuilder
+from torch_tb_profiler.analysis.graphs import replays
+from torch_tb_profiler.analysis.ops import kernels, operators
+from torch_tb_profiler.ingest.parse import CaptureSource, load_profile
+
+DECODE_32 = "execute_32_context_0(sq0sk0sqsq0sqsk0)_generation_32(sq32sk32785sqsq32sqsk32785)"
+
+
+def _capture(
+    path: Path,
+    launches: list[tuple[str, str, list]],
+    node_ids: list[int] | None = None,
+    wrap: str = "forward",
+) -> Path:
+    """A capture trace: one stream capture holding ``wrap`` (a user annotation) and, per launch, an op
+    (name, input dims) that launches a kernel (name) recorded into the graph (no kernel runs)."""
+    b = TraceBuilder()
+    b.annotation("capture_32_DECODE", 0, 10_000)
+    b.runtime("hipStreamBeginCapture", 10, 5)
+    b.annotation(wrap, 20, 9000)
+    for i, (op, kernel, dims) in enumerate(launches):
+        t = 100 + 100 * i
+        ext = b.op(op, t, 50, input_dims=dims, input_types=["c10::BFloat16"] * len(dims))
+        args = {"kernel": kernel}
+        if node_ids is not None:
+            args["graph node id"] = node_ids[i]
+        b.runtime("hipLaunchKernel", t + 10, 5, ext_id=ext, extra_args=args)
+    b.runtime("hipStreamEndCapture", 9500, 5)
+    return b.write(path)
+
+
+def _replay(path: Path, kernels_: list[tuple[str, float]], node_ids: list[int] | None = None) -> Path:
+    """A replay trace: a decode step holding one graph launch that ran the kernels (name, µs) in order."""
+    b = TraceBuilder()
+    b.annotation(DECODE_32, 0, 5000)
+    corr = b.runtime("hipGraphLaunch", 100, 20)
+    t = 200.0
+    for i, (name, dur) in enumerate(kernels_):
+        extra = {"graph node id": node_ids[i]} if node_ids is not None else None
+        b.kernel(name, t, dur, corr, extra_args=extra)
+        t += dur + 1
+    return b.write(path)
+
+
+def _load(replay: Path, *captures: tuple[Path, int | None]):
+    sources = [CaptureSource(str(p), p.name, bs, "FULL") for p, bs in captures]
+    return load_profile(str(replay), captures=sources)
+
+
+MM = ("aten::mm", "gemm_kernel", [[32, 4096], [4096, 4096]])
+ADD = ("aten::add", "add_kernel", [[32, 4096], [32, 4096]])
+NORM = ("aiter::rmsnorm", "norm_kernel", [[32, 4096]])
+
+
+def test_replayed_kernels_go_to_the_ops_that_captured_them(tmp_path: Path) -> None:
+    cap = _capture(tmp_path / "cap.json", [MM, ADD, MM, NORM])
+    p = _load(
+        _replay(
+            tmp_path / "r.pt.trace.json",
+            [("gemm_kernel", 40), ("add_kernel", 5), ("gemm_kernel", 60), ("norm_kernel", 7)],
+        ),
+        (cap, 32),
+    )
+    table = operators.operator_table(p).set_index("name")
+    assert table.loc["aten::mm", "device_self_us"] == 100.0 and table.loc["aten::mm", "calls"] == 2
+    assert (
+        table.loc["aten::mm", "replayed_calls"] == 2 and table.loc["aten::mm", "replayed_device_us"] == 100.0
+    )
+    assert table.loc["aten::mm", "host_total_us"] == 0.0 and table.loc["aten::mm", "host_self_us"] == 0.0
+    assert (
+        table.loc["aten::add", "device_self_us"] == 5.0
+        and table.loc["aiter::rmsnorm", "device_self_us"] == 7.0
+    )
+    assert "graph replay" not in table.index or table.loc["graph replay", "device_self_us"] == 0.0
+    assert table["device_self_us"].sum() == 112.0  # conserved
+    stats = replays.replay_stats(p)
+    assert (stats["attributed_device_us"], stats["unattributed_device_us"]) == (112.0, 0.0)
+    assert p.meta.graph_captures["captures"] == [
+        {
+            "file": "cap.json",
+            "batch_size": 32,
+            "mode": "FULL",
+            "segments": 1,
+            "matched_replays": 1,
+            "leftover_launches": 0,
+        }
+    ]
+    # the copies keep the capture's shapes and its enclosing annotation, on the replay thread
+    copies = p.ops[p.ops["replay"].to_numpy() >= 0]
+    assert set(copies["tid"]) == {"100 (graph replay)"}
+    assert set(copies["name"]) == {
+        "forward",
+        "aten::mm",
+        "aten::add",
+        "aiter::rmsnorm",
+    }  # not capture_32_DECODE
+    mm = copies[copies["name"] == "aten::mm"]
+    assert set(mm["input_dims"]) == {json.dumps([[32, 4096], [4096, 4096]], separators=(",", ":"))}
+    forward = copies[copies["name"] == "forward"].iloc[0]
+    # a copy spans its kernels' device time: 200 .. 200 + 40 + 1 + 5 + 1 + 60 + 1 + 7
+    start = p.ops["ts"].min()
+    assert (forward["ts"] - start, forward["dur"]) == (200.0, 115.0)
+    k = kernels.kernel_table(p, "name_op_launch").set_index("name")
+    assert k.loc["gemm_kernel", "op_name"] == "aten::mm"
+
+
+def test_leftover_launches_still_match_and_are_counted(tmp_path: Path) -> None:
+    cap = _capture(tmp_path / "cap.json", [MM, ADD, MM, NORM])
+    p = _load(
+        _replay(tmp_path / "r.pt.trace.json", [("gemm_kernel", 40), ("gemm_kernel", 60), ("norm_kernel", 7)]),
+        (cap, None),
+    )
+    (c,) = p.meta.graph_captures["captures"]
+    assert (c["matched_replays"], c["leftover_launches"]) == (1, 1)
+    table = operators.operator_table(p).set_index("name")
+    assert table.loc["aten::mm", "device_self_us"] == 100.0 and "aten::add" not in table.index
+
+
+def test_the_capture_of_the_stated_batch_size_is_chosen(tmp_path: Path) -> None:
+    """Two captures launch the same kernels with other shapes: the step says 32 tokens."""
+    small = _capture(tmp_path / "bs_8.json", [("aten::mm", "gemm_kernel", [[8, 4096], [4096, 4096]])])
+    big = _capture(tmp_path / "bs_32.json", [("aten::mm", "gemm_kernel", [[32, 4096], [4096, 4096]])])
+    p = _load(_replay(tmp_path / "r.pt.trace.json", [("gemm_kernel", 40)]), (small, 8), (big, 32))
+    shapes = set(operators.operator_table(p, "name_input_shape").query("name == 'aten::mm'")["input_shape"])
+    assert shapes == {"[[32, 4096], [4096, 4096]]"}
+    report = {c["file"]: c["matched_replays"] for c in p.meta.graph_captures["captures"]}
+    assert report == {"bs_8.json": 0, "bs_32.json": 1}
+
+
+def test_without_a_stated_batch_two_different_fits_are_ambiguous(tmp_path: Path) -> None:
+    a = _capture(tmp_path / "a.json", [("aten::mm", "gemm_kernel", [[8, 4096], [4096, 4096]])])
+    b = _capture(tmp_path / "b.json", [("aten::linear", "gemm_kernel", [[32, 4096], [4096, 4096]])])
+    replay = TraceBuilder()
+    corr = replay.runtime("hipGraphLaunch", 100, 20)
+    replay.kernel("gemm_kernel", 200, 40, corr)
+    p = _load(replay.write(tmp_path / "r.pt.trace.json"), (a, 8), (b, 32))
+    (reason,) = p.meta.graph_captures["unmatched"]
+    assert reason == "replay 1 (1 kernels): ambiguous: 2 captures fit with different ops (a.json, b.json)"
+    assert replays.replay_stats(p)["unattributed_device_us"] == 40.0  # left on the graph replay row
+
+
+def test_a_capture_that_does_not_fit_is_reported_not_merged(tmp_path: Path) -> None:
+    cap = _capture(tmp_path / "cap.json", [MM, ADD])
+    p = _load(_replay(tmp_path / "r.pt.trace.json", [("gemm_kernel", 40), ("softmax_kernel", 5)]), (cap, 32))
+    (reason,) = p.meta.graph_captures["unmatched"]
+    assert reason == (
+        "replay 1 (2 kernels): no capture's launches fit: cap.json capture 1 agrees on 1 of 2 kernels; "
+        "then the replay ran 'softmax_kernel', the capture launched 'add_kernel'"
+    )
+    table = operators.operator_table(p).set_index("name")
+    assert table.loc["graph replay", "device_self_us"] == 45.0 and "aten::mm" not in table.index
+    assert p.meta.graph_captures["captures"][0]["matched_replays"] == 0
+
+
+def test_graph_node_ids_match_whatever_the_order(tmp_path: Path) -> None:
+    cap = _capture(tmp_path / "cap.json", [MM, ADD, NORM], node_ids=[11, 12, 13])
+    # replayed out of capture order (two streams, say): the node ids decide
+    r = _replay(
+        tmp_path / "r.pt.trace.json",
+        [("norm_kernel", 7), ("gemm_kernel", 40), ("add_kernel", 5)],
+        node_ids=[13, 11, 12],
+    )
+    table = operators.operator_table(_load(r, (cap, 32))).set_index("name")
+    assert (table.loc["aten::mm", "device_self_us"], table.loc["aiter::rmsnorm", "device_self_us"]) == (
+        40.0,
+        7.0,
+    )
+
+
+def test_a_broken_capture_is_reported_and_the_trace_loads(tmp_path: Path) -> None:
+    broken = tmp_path / "cap.json"
+    broken.write_text('{"traceEvents": [{"ph": "X", "cat"')
+    p = _load(_replay(tmp_path / "r.pt.trace.json", [("gemm_kernel", 40)]), (broken, 32))
+    (reason,) = p.meta.graph_captures["unmatched"]
+    assert reason.startswith("capture cap.json could not be read: ")
+    assert replays.replay_stats(p)["unattributed_device_us"] == 40.0
+
+
+def test_one_replay_per_segment_in_order(tmp_path: Path) -> None:
+    """Piecewise graphs: the capture has one stream capture per piece, the replay one launch per piece,
+    and identical pieces (layers) are told apart by their order."""
+    b = TraceBuilder()
+    b.runtime("hipStreamBeginCapture", 0, 1)
+    e1 = b.op("layer0::mm", 10, 20)
+    b.runtime("hipLaunchKernel", 15, 2, ext_id=e1, extra_args={"kernel": "gemm_kernel"})
+    b.runtime("hipStreamEndCapture", 40, 1)
+    b.runtime("hipStreamBeginCapture", 100, 1)
+    e2 = b.op("layer1::mm", 110, 20)
+    b.runtime("hipLaunchKernel", 115, 2, ext_id=e2, extra_args={"kernel": "gemm_kernel"})
+    b.runtime("hipStreamEndCapture", 140, 1)
+    cap = b.write(tmp_path / "cap.json")
+    r = TraceBuilder()
+    for i, dur in enumerate((30, 50)):
+        corr = r.runtime("hipGraphLaunch", 100 * i, 10)
+        r.kernel("gemm_kernel", 1000 + 100 * i, dur, corr)
+    table = operators.operator_table(_load(r.write(tmp_path / "r.pt.trace.json"), (cap, None))).set_index(
+        "name"
+    )
+    assert (table.loc["layer0::mm", "device_self_us"], table.loc["layer1::mm", "device_self_us"]) == (
+        30.0,
+        50.0,
+    )
+
+
+# ---- the shared pairs ------------------------------------------------------------------------------------
+
+PAIRS = {
+    "sglang_decode": ("sglang_Qwen3-8B_decode.pt.trace.json.gz", "bs_32_rank0.json.gz", 32),
+    "vllm_prefilldecode_piecewise": (
+        "graph_execution.pt.trace.json.gz",
+        "graph_capture_rank_0.1773709679453551615.pt.trace.json.gz",
+        8192,
+    ),
+}
+
+
+def _events(path: Path) -> list[dict]:
+    with gzip.open(path) as f:
+        return json.load(f)["traceEvents"]
+
+
+def _raw_match(replay: Path, capture: Path) -> dict[str, float]:
+    """Device µs per launching op name, matched independently on the raw JSON: per graph launch, its
+    kernels in start order against the next stream capture's launch calls in order, by name; a launch's
+    op is the cpu_op with its External id."""
+    cap = _events(capture)
+    op_name = {e["args"]["External id"]: e["name"] for e in cap if e.get("cat") == "cpu_op" and "args" in e}
+    calls = sorted((e for e in cap if e.get("cat") == "cuda_runtime"), key=lambda e: e["ts"])
+    executed = {e["args"]["correlation"] for e in cap if e.get("cat") == "kernel"}
+    pieces, current = [], None
+    for e in calls:
+        if "BeginCapture" in e["name"]:
+            current = []
+        elif "EndCapture" in e["name"] and current is not None:
+            pieces.append(current)
+            current = None
+        elif current is not None and "kernel" in e["args"] and e["args"]["correlation"] not in executed:
+            current.append((e["args"]["kernel"], op_name.get(e["args"].get("External id"), "")))
+    rep = _events(replay)
+    launches = sorted((e for e in rep if e.get("name") == "hipGraphLaunch"), key=lambda e: e["ts"])
+    kernels_of = defaultdict(list)
+    for e in rep:
+        if e.get("cat") == "kernel":
+            kernels_of[e["args"]["correlation"]].append(e)
+    out: dict[str, float] = defaultdict(float)
+    for launch, piece in zip(launches, pieces, strict=True):
+        ks = sorted(kernels_of[launch["args"]["correlation"]], key=lambda e: e["ts"])
+        assert [k["name"] for k in ks] == [name for name, _ in piece][: len(ks)]
+        for k, (_, op) in zip(ks, piece, strict=False):
+            out[op] += k["dur"]
+    return dict(out)
+
+
+@pytest.mark.shared
+@pytest.mark.parametrize("folder", sorted(PAIRS))
+def test_shared_pairs_attribute_replays_to_capture_time_ops(folder: str) -> None:
+    base = SHARED_TRACES / "tracelens" / folder
+    if not base.is_dir():
+        pytest.skip("shared traces absent")
+    trace, capture, batch = PAIRS[folder]
+    cap = base / "capture_traces" / capture
+    p = load_profile(str(base / trace), captures=[CaptureSource(str(cap), capture, batch, None)])
+    stats = replays.replay_stats(p)
+    assert stats["attributed_device_us"] >= 0.9 * stats["replayed_device_us"]
+    mask = replays.replayed_mask(p)
+    replayed = p.device["op"].to_numpy()[mask]
+    copies = p.ops["replay"].to_numpy()[replayed] >= 0
+    attributed = float(p.device["dur"].to_numpy()[mask][copies].sum())
+    assert attributed == pytest.approx(stats["attributed_device_us"], abs=1e-6)
+    # conserved: the rows hold every replayed µs, to the µs
+    table = operators.operator_table(p)
+    assert table["replayed_device_us"].sum() == pytest.approx(stats["replayed_device_us"], abs=1.0)
+    expected = _raw_match(base / trace, cap)
+    got = table.groupby("name")["replayed_device_us"].sum()
+    for name, us in expected.items():
+        if us > 0.01 * stats["replayed_device_us"]:
+            assert got.get(name, 0.0) == pytest.approx(us, rel=0.03), name
+    assert np.isfinite(table["device_self_us"]).all()
