@@ -290,3 +290,98 @@ def test_shared_pairs_attribute_replays_to_capture_time_ops(folder: str) -> None
         if us > 0.01 * stats["replayed_device_us"]:
             assert got.get(name, 0.0) == pytest.approx(us, rel=0.03), name
     assert np.isfinite(table["device_self_us"]).all()
+
+
+# ---- capture folders: discovery, loading, the runs answer, the CLI ----------------------------------------
+
+
+def _run_with_captures(logdir: Path) -> Path:
+    """logdir/serve: a replay trace and its capture folder, as SGLang writes it (the capture file is not
+    named like a trace; execution_details.json names it, and names one that is missing)."""
+    run = logdir / "serve"
+    folder = run / "capture_traces"
+    folder.mkdir(parents=True)
+    _capture(folder / "bs_32_rank0.json", [MM, ADD])
+    _replay(run / "decode.pt.trace.json", [("gemm_kernel", 40), ("add_kernel", 5)])
+    details = [
+        {"file": "bs_32_rank0.json", "batch_size": 32, "mode": "FULL"},
+        {"file": "bs_8_rank0.json", "batch_size": 8, "mode": "FULL"},
+    ]
+    (folder / "execution_details.json").write_text(json.dumps(details))
+    return logdir
+
+
+def test_a_capture_folder_is_no_run_of_its_own(tmp_path: Path) -> None:
+    from torch_tb_profiler.ingest.captures import capture_sources
+    from torch_tb_profiler.ingest.discovery import group_files
+    from torch_tb_profiler.ingest.storage import resolve, walk_files
+
+    logdir = _run_with_captures(tmp_path)
+    _replay(logdir / "serve" / "capture_traces" / "extra.pt.trace.json", [("gemm_kernel", 1)])
+    loc = resolve(str(logdir))
+    (f,) = group_files(loc, walk_files(loc))
+    assert (f.run, f.worker) == ("serve", "decode")
+    names = sorted(Path(c.path).name for c in f.captures)
+    assert names == ["bs_32_rank0.json", "execution_details.json", "extra.pt.trace.json"]
+    sources, notes = capture_sources(loc, f.captures)
+    assert [(s.file, s.batch_size, s.mode) for s in sources] == [
+        ("bs_32_rank0.json", 32, "FULL"),
+        ("extra.pt.trace.json", None, None),
+    ]
+    assert notes == ["execution_details.json names the capture 'bs_8_rank0.json', which is not in the folder"]
+
+
+def test_the_run_store_merges_and_lists_the_captures(tmp_path: Path) -> None:
+    from torch_tb_profiler.ingest.loading import RunStore
+
+    store = RunStore(str(_run_with_captures(tmp_path)), processes=0, settle_seconds=0)
+    try:
+        store.scan_once()
+        assert store.wait_idle(60)
+        (run,) = store.runs()
+        assert run["name"] == "serve" and run["state"] == "ready" and len(run["files"]) == 1
+        assert run["captures"] == {
+            "files": ["bs_32_rank0.json"],
+            "batch_sizes": [32],
+            "matched_replays": 1,
+            "unmatched": [],
+            "merged": True,
+        }
+        assert any("bs_8_rank0.json" in w["message"] for w in run["warnings"])
+        table = operators.operator_table(store.get_profile("serve", "decode", None)).set_index("name")
+        assert table.loc["aten::mm", "device_self_us"] == 40.0
+    finally:
+        store.close()
+
+
+def test_summary_reports_the_merge_and_no_capture_profile(tmp_path: Path) -> None:
+    from torch_tb_profiler.cli.main import main
+
+    logdir = _run_with_captures(tmp_path)
+    out = tmp_path / "out.json"
+    import contextlib
+    import io
+
+    buffer = io.StringIO()
+    with contextlib.redirect_stdout(buffer):
+        assert main(["summary", str(logdir), "--json"]) == 0
+    out.write_text(buffer.getvalue())
+    (profile,) = json.loads(out.read_text())["profiles"]
+    graphs = profile["graphs"]
+    assert (graphs["replays"], graphs["attributed_device_us"], graphs["unattributed_device_us"]) == (
+        1,
+        45.0,
+        0.0,
+    )
+    assert graphs["captures"] == [
+        {
+            "file": "bs_32_rank0.json",
+            "batch_size": 32,
+            "mode": "FULL",
+            "segments": 1,
+            "matched_replays": 1,
+            "leftover_launches": 0,
+        }
+    ]
+    ops = {o["name"]: o for o in profile["operators"]}
+    assert ops["aten::mm"]["replayed_calls"] == 1 and ops["aten::mm"]["replayed_device_us"] == 40.0

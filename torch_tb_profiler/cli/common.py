@@ -108,3 +108,20 @@ class Helper:
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def load_trace(loc: Location, f: TraceFile, submit: Any | None) -> Any:
+    """One trace file's Profile: merged with its run's graph captures when it has some (one process),
+    else parsed with ``submit`` taking the tail of a big file (parse_split.py)."""
+    from torch_tb_profiler.ingest.captures import capture_sources
+    from torch_tb_profiler.ingest.parse import load_profile
+    from torch_tb_profiler.ingest.parse_split import load_split
+    from torch_tb_profiler.ingest.storage import local_copy
+
+    local = local_copy(loc, f.info)
+    if f.captures:
+        sources, notes = capture_sources(loc, f.captures)
+        profile = load_profile(local, f.run, f.worker, f.span, captures=sources)
+        profile.meta.warnings.extend(notes)
+        return profile
+    return load_split(local, submit, run=f.run, worker=f.worker, span=f.span)

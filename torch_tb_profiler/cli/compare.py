@@ -16,7 +16,7 @@ from typing import Any
 
 from torch_tb_profiler.analysis.diff import compare as D
 from torch_tb_profiler.analysis.diff import rules as R
-from torch_tb_profiler.cli.common import CliError, Helper, find_traces, non_negative, select
+from torch_tb_profiler.cli.common import CliError, Helper, find_traces, load_trace, non_negative, select
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD = 0, 1, 2
 DEFAULT_TOP = 10
@@ -52,9 +52,6 @@ def _pick(args: argparse.Namespace, side: str, key: str) -> str | None:
 
 def load_side(path: str, run: str | None, worker: str | None, span: str | None, what: str) -> Any:
     """The one profile PATH (narrowed by run/worker/span) names; CompareError otherwise."""
-    from torch_tb_profiler.ingest.parse_split import load_split
-    from torch_tb_profiler.ingest.storage import local_copy
-
     try:
         loc, files = find_traces(path)
         if not files:
@@ -71,7 +68,7 @@ def load_side(path: str, run: str | None, worker: str | None, span: str | None, 
     f = files[0]
     helper = Helper()
     try:
-        return load_split(local_copy(loc, f.info), helper.submit, run=f.run, worker=f.worker, span=f.span)
+        return load_trace(loc, f, helper.submit)
     except Exception as exc:
         raise CompareError(f"{what}: cannot load {f.info.path}: {exc}") from exc
     finally:

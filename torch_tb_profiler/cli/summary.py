@@ -21,13 +21,14 @@ from torch_tb_profiler.cli.common import (
     Helper,
     find_traces,
     limit_flag,
+    load_trace,
     non_negative,
     select,
 )
 from torch_tb_profiler.cli.summary_report import render_text
 from torch_tb_profiler.ingest.discovery import TraceFile
 from torch_tb_profiler.ingest.names import display
-from torch_tb_profiler.ingest.storage import Location, local_copy
+from torch_tb_profiler.ingest.storage import Location
 from torch_tb_profiler.trace import limits
 
 
@@ -37,7 +38,6 @@ def summarise(
     """Per-profile summaries; with ``comm``, also collects (run, span, worker summary) for every
     profile of a run/span that has several workers (for the ``distributed`` key)."""
     from torch_tb_profiler.analysis.distributed import job as distributed
-    from torch_tb_profiler.ingest.parse_split import load_split
     from torch_tb_profiler.ingest.persist import read_current
 
     group_size: dict[tuple[str, str], int] = {}
@@ -54,14 +54,12 @@ def summarise(
                 )
                 continue
             try:
-                profile = read_current(loc, f.info)  # a current persisted index (docs/scale.md)
+                # a current persisted index (docs/scale.md); never for a file merged with graph captures
+                profile = None if f.captures else read_current(loc, f.info)
                 if profile is not None:
                     profile.run, profile.worker, profile.span = f.key
                 else:
-                    local = local_copy(loc, f.info)
-                    profile = load_split(
-                        local, helper.submit if two_cores else None, run=f.run, worker=f.worker, span=f.span
-                    )
+                    profile = load_trace(loc, f, helper.submit if two_cores else None)
             except Exception as exc:  # a broken file is reported, never fatal
                 out.append(
                     failed_summary(f.run, f.worker, f.span, f"cannot load {display(f.info.path)}: {exc}")

@@ -5,6 +5,11 @@ its name is its path relative to the logdir (shown escaped where it is not print
 to ``worker``; a worker's files are its spans, numbered 1..n in the numeric order of ``<digits>``
 (files without digits come first, in name order). PyTorch Lightning's worker parts get readable names
 (``perf.fit.training_step``: model/lightning_names.py).
+
+A folder named ``capture_traces`` (or holding an ``execution_details.json``) below the logdir holds the
+traces of its parent run's graph-capture phase (vLLM, SGLang, xDiT write them there): its files are the
+*captures* of every trace of the parent run (``TraceFile.captures``), never a run of their own; which of
+them are traces and what batch size each captured is read at load time (ingest/captures.py).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.storage import FileInfo, Location, StorageError, walk
 from torch_tb_profiler.model.lightning_names import lightning_worker
 
+CAPTURE_DIR = "capture_traces"
+EXECUTION_DETAILS = "execution_details.json"
 TRACE_FILE = re.compile(r"^(?P<worker>.*?)(?:\.(?P<number>\d+))?\.pt\.trace\.json(?:\.gz)?$", re.DOTALL)
 
 
@@ -27,6 +34,7 @@ class TraceFile:
     worker: str
     span: str  # "1".."n"
     info: FileInfo
+    captures: tuple[FileInfo, ...] = ()  # the files of the run's capture folder (graph captures)
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -43,8 +51,10 @@ def parse_name(filename: str) -> tuple[str, int | None] | None:
 
 
 def group_files(loc: Location, files: list[FileInfo]) -> list[TraceFile]:
-    """The trace files among ``files``, with run, worker and span assigned."""
+    """The trace files among ``files``, with run, worker and span assigned, and their runs' captures."""
+    captures, files = _capture_files(loc, files)
     by_worker: dict[tuple[str, str], list[tuple[int, int, str, FileInfo]]] = {}
+    run_dir: dict[str, str] = {}
     for info in files:
         directory, filename = posixpath.split(info.path.replace("\\", "/"))
         parsed = parse_name(filename)
@@ -55,15 +65,35 @@ def group_files(loc: Location, files: list[FileInfo]) -> list[TraceFile]:
         # a trace directly in the logdir makes a run named after the logdir itself
         run = loc.relpath(directory) if directory != loc.root else (posixpath.basename(loc.root) or ".")
         run = display(run)
+        run_dir[run] = directory
         # files without a number sort first, then by number, then by name
         order = (0 if number is None else 1, number or 0, filename, info)
         by_worker.setdefault((run, worker), []).append(order)
     out: list[TraceFile] = []
     for (run, worker), entries in sorted(by_worker.items()):
         entries.sort(key=lambda e: (e[0], e[1], e[2]))
+        held = tuple(captures.get(run_dir[run], ()))
         for i, (_has, _num, _name, info) in enumerate(entries, start=1):
-            out.append(TraceFile(run, worker, str(i), info))
+            out.append(TraceFile(run, worker, str(i), info, held))
     return out
+
+
+def _capture_files(loc: Location, files: list[FileInfo]) -> tuple[dict[str, list[FileInfo]], list[FileInfo]]:
+    """The files of capture folders, by the directory of the run they belong to; and the other files."""
+    split = [posixpath.split(info.path.replace("\\", "/")) for info in files]
+    folders = {d for d, name in split if name == EXECUTION_DETAILS}
+    folders |= {d for d, _ in split if posixpath.basename(d) == CAPTURE_DIR}
+    folders.discard(loc.root)  # the logdir itself: no parent run to attach them to
+    captures: dict[str, list[FileInfo]] = {}
+    rest = []
+    for info, (directory, _name) in zip(files, split, strict=True):
+        if directory in folders:
+            captures.setdefault(posixpath.dirname(directory), []).append(info)
+        else:
+            rest.append(info)
+    for held in captures.values():
+        held.sort(key=lambda i: i.path)
+    return captures, rest
 
 
 @dataclass

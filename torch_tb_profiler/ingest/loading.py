@@ -18,10 +18,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from torch_tb_profiler.ingest.budget import Resident
+from torch_tb_profiler.ingest.captures import capture_sources
 from torch_tb_profiler.ingest.discovery import Scanner, TraceFile
 from torch_tb_profiler.ingest.errors import NotFound
 from torch_tb_profiler.ingest.names import display
-from torch_tb_profiler.ingest.parse import load_profile
+from torch_tb_profiler.ingest.parse import CaptureSource, load_profile
 from torch_tb_profiler.ingest.persist import IndexStore
 from torch_tb_profiler.ingest.pool import ParserPool
 from torch_tb_profiler.ingest.private_dir import fingerprint
@@ -180,7 +181,12 @@ class RunStore(Residency, RunQueries):
             self._index = {f.key: f.info.path for f in result.files}
             for path, f in present.items():
                 state = self._files.get(path)
-                signature = (f.info.size, f.info.mtime, f.info.etag)
+                signature = (
+                    f.info.size,
+                    f.info.mtime,
+                    f.info.etag,
+                    *((c.size, c.mtime, c.etag) for c in f.captures),
+                )
                 if state is None:
                     state = self._files[path] = FileState(f)
                 state.file = f
@@ -281,7 +287,7 @@ class RunStore(Residency, RunQueries):
         index and is not the file its run opens on (first worker, first span: read whole, for its
         overview). Its full profile is read when a view of that worker asks (``_resident_profile``).
         False when the file must be read whole."""
-        if self.index is None or self.location is None:
+        if self.index is None or self.location is None or f.captures:
             return False
         with self._lock:
             run = f.key[0]
@@ -332,9 +338,11 @@ class RunStore(Residency, RunQueries):
             else:
                 local = local_copy(self.location, f.info)
                 identity = fingerprint(local)  # before parsing: a later change shows as a mismatch
-                outcome = self._parse(local)
+                sources, notes = capture_sources(self.location, f.captures) if f.captures else ([], [])
+                outcome = self._parse(local, sources)
                 if not isinstance(outcome, str):
                     outcome.cache[SOURCE_FINGERPRINT], outcome.cache[SOURCE_LOCAL] = identity, local
+                    outcome.meta.warnings.extend(notes)
         except StorageError as e:  # a network blip or credentials: try again on the next scan
             outcome, fetch_failed = str(e), True
         except TraceDecodeError as e:  # no longer a regular file
@@ -346,8 +354,9 @@ class RunStore(Residency, RunQueries):
         return outcome, index_note, indexed is not None, fetch_failed
 
     def _from_index(self, f: TraceFile) -> tuple[Profile | None, str | None]:
-        """The file's current index, if any, and a warning when an existing one was unusable."""
-        if self.index is None or self.location is None:
+        """The file's current index, if any, and a warning when an existing one was unusable. A file
+        merged with its run's graph captures is always parsed: the index is keyed by one file's identity."""
+        if self.index is None or self.location is None or f.captures:
             return None, None
         try:
             lookup = self.index.load(self.location, f.info)
@@ -360,14 +369,14 @@ class RunStore(Residency, RunQueries):
         return lookup.profile, lookup.problem
 
     def _save_index(self, f: TraceFile, profile: Profile) -> None:
-        if self.index is None or self.location is None:
+        if self.index is None or self.location is None or f.captures:
             return
         try:
             self.index.save(self.location, f.info, profile)
         except Exception as e:
             log.warning("could not write the index of %s to %s: %s", f.info.path, self.index.url, e)
 
-    def _parse(self, local: str) -> Profile | str:
-        outcome = self.pool.parse(local)
+    def _parse(self, local: str, captures: list[CaptureSource]) -> Profile | str:
+        outcome = self.pool.parse(local, captures)
         self._recycle_pool(loads_left=1)
         return outcome

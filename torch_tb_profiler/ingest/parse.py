@@ -144,10 +144,13 @@ def read_chunks(
     return part
 
 
-def load_job(path: str, reader: Callable[[str], Profile] = load_profile) -> Profile | str:
-    """Runs in a pool process: a Profile, or the reason the file could not be read."""
+def load_job(
+    path: str, reader: Callable[[str], Profile] = load_profile, captures: Sequence[CaptureSource] = ()
+) -> Profile | str:
+    """Runs in a pool process: a Profile (merged with the run's graph captures), or the reason the file
+    could not be read."""
     try:
-        return reader(path)
+        return load_profile(path, captures=captures) if captures else reader(path)
     except (TraceDecodeError, LimitError) as e:
         return str(e)
     except OSError as e:  # gone, unreadable, a symlink loop...

@@ -10,10 +10,10 @@ import multiprocessing
 import shutil
 import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from torch_tb_profiler.ingest.parse import load_job, warm_up
+from torch_tb_profiler.ingest.parse import CaptureSource, load_job, load_profile, warm_up
 from torch_tb_profiler.ingest.parse_split import head_job, new_jobdir, tail_job, tail_start
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.trace import chunks
@@ -67,12 +67,14 @@ class ParserPool:
         with _main_script_hidden(), self._lock:
             return self.executor.submit(fn, *args)
 
-    def parse(self, local: str) -> Profile | str:
-        """A big file is split between two processes (parse_split.py); others take one. Waits for the
-        result: call it from a dispatch thread."""
+    def parse(self, local: str, captures: Sequence[CaptureSource] = ()) -> Profile | str:
+        """A big file is split between two processes (parse_split.py); others take one, as does a file
+        merged with its run's graph captures. Waits for the result: call it from a dispatch thread."""
         chunk = chunks.CHUNK_BYTES
         if (chunks.text_size(local) or 0) >= RECYCLE_AFTER_BYTES:
             self._dirty = True
+        if captures:
+            return self.submit(load_job, local, load_profile, list(captures)).result()
         first_tail = tail_start(local, chunk) if self.workers >= 2 else None
         if first_tail is None:
             if self._warm is not None:

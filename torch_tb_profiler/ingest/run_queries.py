@@ -46,7 +46,7 @@ class RunQueries:
             for name in sorted(by_run):
                 states = sorted(by_run[name], key=lambda s: (s.file.worker, int(s.file.span)))
                 assert self.location is not None
-                out.append(run_summary(name, states, self.location, self._memory_state, sizes))
+                out.append(run_summary(name, states, self.location, self._memory_state, sizes, self._facts))
             return out
 
     def _memory_state(self, state: FileState) -> str | None:

@@ -3,11 +3,12 @@
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from torch_tb_profiler.ingest.discovery import TraceFile
+from torch_tb_profiler.ingest.discovery import EXECUTION_DETAILS, TraceFile
 from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.storage import Location
 from torch_tb_profiler.model import Profile
@@ -36,6 +37,7 @@ class Facts:
     comms: bool
     distributed_info: bool
     framework: str | None
+    graph_captures: dict[str, Any] | None = None  # the capture merge's report (meta.graph_captures)
 
     @staticmethod
     def of(profile: Profile) -> Facts:
@@ -49,6 +51,7 @@ class Facts:
             comms=bool(len(profile.comms)),
             distributed_info=bool(profile.meta.distributed_info),
             framework=profile.meta.framework,
+            graph_captures=profile.meta.graph_captures,
         )
 
 
@@ -62,6 +65,7 @@ def run_summary(
     loc: Location,
     memory: Callable[[FileState], str | None],
     sizes: dict[str, int],
+    facts: dict[str, Facts] | None = None,
 ) -> dict[str, Any]:
     total = len(states)
     done = [s for s in states if s.status in ("ready", "error")]
@@ -112,4 +116,23 @@ def run_summary(
         ],
         "errors": errors,
         "warnings": warnings,
+        "captures": _captures(states, facts or {}),
+    }
+
+
+def _captures(states: list[FileState], facts: dict[str, Facts]) -> dict[str, Any] | None:
+    """The run's graph capture traces (discovery.py) and, once its traces are loaded, what their merge
+    found: batch sizes, replays matched, why others were not; None for a run without a capture folder."""
+    held = {posixpath.basename(c.path) for s in states for c in s.file.captures}
+    if not held:
+        return None
+    reports = [f.graph_captures for s in states if (f := facts.get(s.file.info.path)) and f.graph_captures]
+    entries = [c for r in reports for c in r.get("captures", [])]
+    traces = sorted({c["file"] for c in entries} or (held - {EXECUTION_DETAILS}))
+    return {
+        "files": traces,
+        "batch_sizes": sorted({c["batch_size"] for c in entries if c.get("batch_size") is not None}),
+        "matched_replays": sum(c.get("matched_replays", 0) for c in entries),
+        "unmatched": [u for r in reports for u in r.get("unmatched", [])][:20],
+        "merged": bool(reports),
     }

@@ -104,6 +104,13 @@ def overview_note(profile) -> dict[str, Any] | None:
         )
     else:
         text = (
-            f"{stats['replays']} graph replay(s); their device time is attributed to the captured operators."
+            f"{stats['replays']} graph replay(s): all their device time is attributed to the operators "
+            "that captured them (capture traces merged)."
         )
-    return {**stats, "text": text}
+    merged = profile.meta.graph_captures or {}
+    return {
+        **stats,
+        "text": text,
+        "captures": merged.get("captures", []),
+        "unmatched": merged.get("unmatched", []),
+    }
