@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { defaultWorker, normalizeNames, normalizeRuns, workerEvicted, workerFailed } from "../src/api/runs";
+import { captureLabel, defaultWorker, normalizeNames, normalizeRuns, workerEvicted, workerFailed } from "../src/api/runs";
 
 const answer = {
   logdir: "samples",
@@ -88,5 +88,17 @@ describe("normalizeNames", () => {
   it("reads a list of strings", () => {
     expect(normalizeNames(["Overview", "Operator"])).toEqual(["Overview", "Operator"]);
     expect(normalizeNames({ spans: ["1"] })).toEqual([]);
+  });
+});
+
+describe("a run's graph captures", () => {
+  it("reads them and labels the run", () => {
+    const run = normalizeRuns({
+      runs: [{ name: "serve", state: "ready", files: [], captures: { files: ["bs_8.json.gz", "bs_32.json.gz"], batch_sizes: [8, 32], matched_replays: 3, unmatched: ["replay 4 (2 kernels): …"], merged: true } }],
+    }).runs[0];
+    expect(run?.captures).toEqual({ files: ["bs_8.json.gz", "bs_32.json.gz"], batchSizes: [8, 32], matchedReplays: 3, unmatched: ["replay 4 (2 kernels): …"], merged: true });
+    expect(captureLabel(run!.captures!)).toBe("2 capture traces, batch sizes 8, 32");
+    expect(captureLabel({ files: ["c.pt.trace.json"], batchSizes: [], matchedReplays: 0, unmatched: [], merged: false })).toBe("1 capture trace");
+    expect(normalizeRuns({ runs: [{ name: "a" }] }).runs[0]?.captures).toBeNull();
   });
 });

@@ -28,8 +28,25 @@ export interface RunInfo {
   errors: FileError[];
   /** Repairs made to read a file (salvaged truncation, bare N/A, …). */
   warnings: FileError[];
+  /** The run's graph capture traces (docs/api.md, "runs"), null without a capture folder. */
+  captures: RunCaptures | null;
   /** Changes when the run's data changes (reload); used to key the response cache. */
   version: string;
+}
+
+export interface RunCaptures {
+  files: string[];
+  batchSizes: number[];
+  matchedReplays: number;
+  unmatched: string[];
+  merged: boolean;
+}
+
+/** "2 capture traces, batch sizes 8, 32" (the label the run shows). */
+export function captureLabel(c: RunCaptures): string {
+  const n = c.files.length;
+  const sizes = c.batchSizes.length ? `, batch size${c.batchSizes.length === 1 ? "" : "s"} ${c.batchSizes.join(", ")}` : "";
+  return `${n} capture trace${n === 1 ? "" : "s"}${sizes}`;
 }
 
 type Obj = Record<string, unknown>;
@@ -37,6 +54,18 @@ const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !
 const num = (v: unknown): number | null => (typeof v === "number" && Number.isFinite(v) ? v : null);
 const str = (v: unknown): string => (typeof v === "string" ? v : v === null || v === undefined ? "" : String(v));
 const list = (v: unknown): Obj[] => (Array.isArray(v) ? v.filter(isObj) : []);
+
+function readCaptures(v: unknown): RunCaptures | null {
+  if (!isObj(v)) return null;
+  const nums = (x: unknown): number[] => (Array.isArray(x) ? x.map(num).filter((n): n is number => n !== null) : []);
+  return {
+    files: Array.isArray(v.files) ? v.files.map(str) : [],
+    batchSizes: nums(v.batch_sizes),
+    matchedReplays: num(v.matched_replays) ?? 0,
+    unmatched: Array.isArray(v.unmatched) ? v.unmatched.map(str) : [],
+    merged: v.merged === true,
+  };
+}
 
 function fileMessages(v: unknown): FileError[] {
   return list(v).map((e) => ({ file: str(e.file), message: str(e.message) }));
@@ -63,6 +92,7 @@ export function normalizeRun(r: unknown): RunInfo {
     files,
     errors: fileMessages(o.errors),
     warnings: fileMessages(o.warnings),
+    captures: readCaptures(o.captures),
     version: list(o.files)
       .map((f) => `${str(f.file)}:${str(f.size)}:${str(f.status)}`)
       .join("|"),

@@ -1,5 +1,5 @@
 import type { ReactNode } from "react";
-import type { RunInfo } from "../api/runs";
+import { captureLabel, type RunInfo } from "../api/runs";
 import { formatBytes } from "../lib/format";
 
 /** Loading progress (files, bytes) and per-file errors of one run, shown plainly. */
@@ -17,6 +17,13 @@ export function RunStatus({ run }: { run: RunInfo }): ReactNode {
             {bytesTotal !== null && ` (${formatBytes(bytesDone ?? 0)} of ${formatBytes(bytesTotal)})`}
           </span>
           {frac !== null && <progress max={1} value={Math.min(1, Math.max(0, frac))} />}
+        </div>
+      )}
+      {run.captures && (
+        <div className="muted" data-testid="run-captures" title={run.captures.files.join("\n")}>
+          {captureLabel(run.captures)}
+          {run.captures.merged && ` · ${run.captures.matchedReplays} graph replay${run.captures.matchedReplays === 1 ? "" : "s"} matched`}
+          {run.captures.unmatched.length > 0 && ` · ${run.captures.unmatched.length} not merged (see the Overview)`}
         </div>
       )}
       {run.errors.length > 0 && (

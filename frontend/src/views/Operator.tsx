@@ -23,6 +23,10 @@ export interface OpRow {
   tcSelfPct: number;
   tcTotalPct: number;
   hasStack: boolean;
+  /** "op", or "graph_replay" for the range of a graph launch (docs/metrics.md, "Graph replays") */
+  kind: string;
+  replayedCalls: number;
+  replayedDevice: number;
 }
 
 export function readOpRow(r: unknown): OpRow {
@@ -39,6 +43,9 @@ export function readOpRow(r: unknown): OpRow {
     tcSelfPct: 100 * (num(r, "tc_self_ratio") ?? 0),
     tcTotalPct: 100 * (num(r, "tc_total_ratio") ?? 0),
     hasStack: bool(r, "has_call_stack"),
+    kind: str(r, "kind") || "op",
+    replayedCalls: num(r, "replayed_calls") ?? 0,
+    replayedDevice: num(r, "replayed_device_us") ?? 0,
   };
 }
 
@@ -117,8 +124,9 @@ function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: 
   );
 }
 
-/** units: the device's matrix units ("Tensor Cores", "Matrix Cores"); "" hides the TC columns. */
-export function operatorColumns(withDevice: boolean, withShape: boolean, show?: (name: string) => void, units = "Tensor Cores"): Column<OpRow>[] {
+/** units: the device's matrix units ("Tensor Cores", "Matrix Cores"); "" hides the TC columns;
+ * replayed: show the graph-replay column (some row ran in graph replays). */
+export function operatorColumns(withDevice: boolean, withShape: boolean, show?: (name: string) => void, units = "Tensor Cores", replayed = false): Column<OpRow>[] {
   const cols: Column<OpRow>[] = [
     { id: "name", header: "Operator", kind: "text", value: (r) => r.name, ...(show ? { render: (r: OpRow) => <TimelineLink name={r.name} onShow={show} /> } : {}) },
   ];
@@ -130,6 +138,14 @@ export function operatorColumns(withDevice: boolean, withShape: boolean, show?: 
       { id: "device_self", header: "Device self", kind: "duration", value: (r) => r.deviceSelf, tooltip: "Time of the kernels, memcpys and memsets this operator launched itself" },
       { id: "device_total", header: "Device total", kind: "duration", value: (r) => r.deviceTotal, tooltip: "Device self time of this operator and every operator it called" },
     );
+    if (replayed)
+      cols.push({
+        id: "replayed",
+        header: "Replayed",
+        kind: "duration",
+        value: (r) => r.replayedDevice,
+        tooltip: "Device self time that ran in graph replays: on the operator that captured it when a capture trace was merged, else on the 'graph replay' row",
+      });
   }
   cols.push(
     { id: "host_self", header: "Host self", kind: "duration", value: (r) => r.hostSelf, tooltip: "Duration minus children and its own runtime calls" },
@@ -199,6 +215,7 @@ export function OperatorView(p: ViewProps): ReactNode {
   const paged = page.total > PAGE;
   const setState = p.setState;
   const units = str(pies.data, "matrix_units");
+  const hasReplays = useMemo(() => (rows ?? []).some((r) => r.replayedDevice > 0 || r.kind === "graph_replay"), [rows]);
   const columns = useMemo(
     () =>
       operatorColumns(
@@ -206,8 +223,9 @@ export function OperatorView(p: ViewProps): ReactNode {
         groupBy === "name_input_shape",
         (name) => setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true),
         units,
+        hasReplays,
       ),
-    [withDevice, groupBy, setState, units],
+    [withDevice, groupBy, setState, units, hasReplays],
   );
 
   const err = pies.error ?? grouped.error;

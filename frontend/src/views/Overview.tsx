@@ -5,7 +5,7 @@ import { type Column, DataTable } from "../components/DataTable";
 import { Pie } from "../components/Pie";
 import { fileSlug } from "../lib/csv";
 import { CATEGORY_COLORS } from "../lib/colors";
-import { formatBytes, formatDuration, formatNumber, formatPercent } from "../lib/format";
+import { formatBytes, formatCount, formatDuration, formatNumber, formatPercent } from "../lib/format";
 import { arr, get, isObj, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
 import { BREAKDOWN, type SummaryRow, evidenceRows, executionSummary, meanOf, stepTooltip, visibleCategories } from "./shape";
@@ -92,6 +92,8 @@ export function readOverview(data: unknown) {
   if (stepTime !== null) avg.duration = stepTime;
   return {
     steps,
+    /** each step's range name (ProfilerStep#N, or an inference iteration's annotation) */
+    stepNames: arr(data, "steps").map((s) => str(s, "name")),
     gpus,
     cats,
     deviceType,
@@ -105,6 +107,27 @@ export function readOverview(data: unknown) {
     summary: executionSummary(avg, cats),
     stepTime: steps.length ? stepTime : null,
     recommendations: arr(data, "recommendations").map(readRec),
+    graphs: readGraphs(get(data, "graphs")),
+  };
+}
+
+/** The `graphs` note (docs/api.md, "overview"): null for a profile without graph replays. */
+export function readGraphs(g: unknown) {
+  if (!isObj(g)) return null;
+  return {
+    text: str(g, "text"),
+    replays: num(g, "replays") ?? 0,
+    replayedShare: 100 * (num(g, "replayed_share") ?? 0),
+    attributed: num(g, "attributed_device_us") ?? 0,
+    unattributed: num(g, "unattributed_device_us") ?? 0,
+    captures: arr(g, "captures").map((c) => ({
+      file: str(c, "file"),
+      batchSize: num(c, "batch_size"),
+      mode: str(c, "mode"),
+      matched: num(c, "matched_replays") ?? 0,
+      leftovers: num(c, "leftover_launches") ?? 0,
+    })),
+    unmatched: arr(g, "unmatched").map(String),
   };
 }
 
@@ -250,8 +273,8 @@ export function OverviewView(p: ViewProps): ReactNode {
               ariaLabel="Step time breakdown"
               onClick={(i) => {
                 const st = shaped.steps[i];
-                if (st?.number !== undefined && st.number !== null)
-                  p.setState({ view: "Trace", find: `op:ProfilerStep#${st.number}`, sel: null, t0: null, t1: null }, true);
+                const name = shaped.stepNames[i] || (st?.number !== undefined ? `ProfilerStep#${st.number}` : "");
+                if (name) p.setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true);
               }}
             />
             <div className="muted">Click a step's bar to show it in the timeline (Trace view).</div>
@@ -272,6 +295,37 @@ export function OverviewView(p: ViewProps): ReactNode {
           <Pie title="Time per step by category" slices={shaped.summary.map((r) => ({ name: r.category, value: r.us, key: r.key }))} testId="summary-pie" />
         </div>
       </Section>
+
+      {shaped.graphs && (
+        <Section title="Graph replays" id="graph-replays">
+          <p data-testid="graphs-note">{shaped.graphs.text}</p>
+          <div className="muted">
+            {formatCount(shaped.graphs.replays)} replay{shaped.graphs.replays === 1 ? "" : "s"} · {shaped.graphs.replayedShare.toFixed(1)} % of device time ·
+            attributed to operators {formatDuration(shaped.graphs.attributed)} · on graph replay rows {formatDuration(shaped.graphs.unattributed)}
+          </div>
+          {shaped.graphs.captures.length > 0 && (
+            <ul data-testid="graph-captures">
+              {shaped.graphs.captures.map((c, i) => (
+                <li key={i}>
+                  {c.file}
+                  {c.batchSize !== null && ` (batch size ${c.batchSize}${c.mode ? `, ${c.mode}` : ""})`}: {formatCount(c.matched)} replay
+                  {c.matched === 1 ? "" : "s"} matched, {formatCount(c.leftovers)} captured launch{c.leftovers === 1 ? "" : "es"} never replayed
+                </li>
+              ))}
+            </ul>
+          )}
+          {shaped.graphs.unmatched.length > 0 && (
+            <details>
+              <summary>Not merged ({shaped.graphs.unmatched.length})</summary>
+              <ul>
+                {shaped.graphs.unmatched.map((u, i) => (
+                  <li key={i}>{u}</li>
+                ))}
+              </ul>
+            </details>
+          )}
+        </Section>
+      )}
 
       <Section title="Performance recommendations" id="recommendations">
         {shaped.recommendations.length === 0 ? (
