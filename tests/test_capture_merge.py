@@ -385,3 +385,23 @@ def test_summary_reports_the_merge_and_no_capture_profile(tmp_path: Path) -> Non
     ]
     ops = {o["name"]: o for o in profile["operators"]}
     assert ops["aten::mm"]["replayed_calls"] == 1 and ops["aten::mm"]["replayed_device_us"] == 40.0
+
+
+def test_a_replayed_kernels_details_show_its_capture_op(tmp_path: Path) -> None:
+    from torch_tb_profiler.analysis.timeline import events
+    from torch_tb_profiler.analysis.timeline import index as tl
+    from torch_tb_profiler.analysis.timeline.queries import locate
+
+    cap = _capture(tmp_path / "cap.json", [MM, ADD])
+    p = _load(_replay(tmp_path / "r.pt.trace.json", [("gemm_kernel", 40), ("add_kernel", 5)]), (cap, 32))
+    idx = tl.index(p)
+    row = int(np.flatnonzero((p.device["name"] == "gemm_kernel").to_numpy())[0])
+    d = events.details(p, idx, "dev", row, locate(idx, "dev", row))
+    assert d["args"]["captured by"] == "aten::mm"
+    assert d["args"]["capture input dims"] == "[[32,4096],[4096,4096]]"
+    assert [(link["relation"], link["name"]) for link in d["links"]] == [
+        ("launched by", "hipGraphLaunch"),
+        ("operator", "aten::mm"),
+    ]
+    # the replay thread is a track of its own, beside the launching thread
+    assert "Thread 100 (graph replay)" in [t.name for t in idx.tracks]

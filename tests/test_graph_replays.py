@@ -233,3 +233,15 @@ def test_summary_json_reports_graphs_and_steps() -> None:
     (step,) = profile["step_list"]
     assert (step["kind"], step["context_tokens"], step["generation_tokens"]) == ("mixed", 8155, 37)
     assert step["us_per_token"] == pytest.approx(step["us"] / 8192)
+
+
+def test_inductor_kernel_counts_are_kept(tmp_path: Path) -> None:
+    b = TraceBuilder()
+    b.step(1, 0, 100)
+    b.launch("triton_poi_fused_add_0", 10, 5, 20, 10, extra_args={"kernel_flop": 4096, "kernel_num_gb": 0.5})
+    b.launch("other", 30, 5, 40, 10)
+    p = load_profile(str(b.write(tmp_path / "w.pt.trace.json")))
+    by_name = p.device.set_index("name")
+    assert by_name.loc["triton_poi_fused_add_0", "kernel_flop"] == 4096.0
+    assert by_name.loc["triton_poi_fused_add_0", "kernel_num_gb"] == 0.5
+    assert np.isnan(by_name.loc["other", "kernel_flop"])

@@ -75,6 +75,8 @@ class DeviceArgs(_Collective, gc=False):
     occupancy: float = _F(default=NAN, name="est. achieved occupancy %")
     bytes: float = NAN
     bandwidth: float = _F(default=NAN, name="memory bandwidth (GB/s)")
+    kernel_flop: float = NAN  # Inductor's count for its Triton kernels (for the roofline)
+    kernel_num_gb: float = NAN
     graph_id: Int = _F(default=-1, name="graph id")  # a replayed kernel's graph and node
     graph_node_id: Int = _F(default=-1, name="graph node id")
 

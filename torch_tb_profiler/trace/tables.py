@@ -402,7 +402,17 @@ def _runtime_table(events: list[Event]) -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-_DEVICE_FLOATS = ("regs", "shmem", "blocks_per_sm", "warps_per_sm", "occupancy", "bytes", "bandwidth")
+_DEVICE_FLOATS = (
+    "regs",
+    "shmem",
+    "blocks_per_sm",
+    "warps_per_sm",
+    "occupancy",
+    "bytes",
+    "bandwidth",
+    "kernel_flop",
+    "kernel_num_gb",
+)
 
 
 def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Event]) -> pd.DataFrame:

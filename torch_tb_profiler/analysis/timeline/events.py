@@ -78,6 +78,8 @@ def details(profile: Profile, idx: TimelineIndex, kind: str, row: int, position:
         frames=_frames(profile, kind, row),
         links=_links(profile, idx, kind, row),
     )
+    if kind == "dev":
+        _capture_of(profile, row, out)
     if kind == "op" and len(profile.comms):
         comm = profile.comms[profile.comms["op"].to_numpy() == row]
         if len(comm):
@@ -85,6 +87,20 @@ def details(profile: Profile, idx: TimelineIndex, kind: str, row: int, position:
                 if column != "op" and _shown(value):
                     out["args"][str(column)] = _plain(value)
     return out
+
+
+def _capture_of(profile: Profile, row: int, out: dict[str, Any]) -> None:
+    """A replayed kernel whose capture was merged: the op that captured it, its shapes and its call stack
+    at capture time (docs/metrics.md, "Graph captures")."""
+    op = int(profile.device["op"].iat[row])
+    if op < 0 or "replay" not in profile.ops.columns or int(profile.ops["replay"].iat[op]) < 0:
+        return
+    record = profile.ops.iloc[op]
+    out["args"]["captured by"] = str(record["name"])
+    for column, label in (("input_dims", "capture input dims"), ("input_types", "capture input types")):
+        if _shown(record[column]):
+            out["args"][label] = _plain(record[column])
+    out["frames"] = _frames(profile, "op", op)
 
 
 def _shown(value: Any) -> bool:
