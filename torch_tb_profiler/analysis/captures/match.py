@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.analysis.ops.operators import python_frames
+from torch_tb_profiler.analysis.ops.operators import MAX_FRAMES, python_parents
 from torch_tb_profiler.model.build import nesting_tolerance
 from torch_tb_profiler.model.graph_replays import REPLAY_THREAD, ReplayMerge, graph_launches
 from torch_tb_profiler.model.profile import Profile
@@ -131,25 +130,30 @@ def plan_merge(tables: Tables, captures: list[CaptureTrace]) -> ReplayMerge | No
         return None
     segs = [s for i, c in enumerate(captures) for s in segments(c.profile, i)]
     kernels = _replayed_kernels(rts, dev, launches)
-    batch = _stated_batch(tables.ops)
+    replay = _Replays(
+        names=dev["name"].astype(str).to_numpy() if len(dev) else np.zeros(0, dtype=object),
+        node_ids=dev["graph_node_id"].to_numpy() if "graph_node_id" in dev.columns else np.zeros(len(dev)),
+        ts=dev["ts"].to_numpy(dtype=np.float64),
+        end=dev["end"].to_numpy(dtype=np.float64),
+        count=len(kernels),
+        batch=_stated_batch(tables.ops),
+    )
     per_capture = {i: [s for s in segs if s.capture == i] for i in range(len(captures))}
-    copies: list[dict[str, Any]] = []
-    kernel_ops: list[tuple[int, int]] = []
+    copies = _Copies(captures)
     matched = [0] * len(captures)
     leftovers = [0] * len(captures)
     reasons: list[str] = []
     unmatched = 0
     for i, rows in enumerate(kernels):
-        choice, why = _choose(i, len(kernels), rows, dev, segs, per_capture, captures, batch)
+        choice, why = _choose(i, rows, replay, segs, per_capture, captures)
         if choice is None:
             unmatched += 1
             if len(reasons) < MAX_REASONS:
                 reasons.append(f"replay {i + 1} ({rows.size} kernels): {why}")
             continue
-        c = choice.segment.capture
-        matched[c] += 1
-        leftovers[c] += choice.leftovers
-        _copy_ops(captures[c].profile, choice, rows, dev, int(launches[i]), rts, copies, kernel_ops)
+        matched[choice.segment.capture] += 1
+        leftovers[choice.segment.capture] += choice.leftovers
+        copies.add(choice, rows, replay, int(launches[i]), rts)
     if unmatched > len(reasons):
         reasons.append(f"{unmatched - len(reasons)} more replay(s) unmatched")
     report = {
@@ -167,9 +171,20 @@ def plan_merge(tables: Tables, captures: list[CaptureTrace]) -> ReplayMerge | No
         "unmatched": reasons,
         "unmatched_replays": unmatched,
     }
-    ops = pd.DataFrame(copies) if copies else pd.DataFrame(columns=[*tables.ops.columns, "replay"])
-    pairs = np.asarray(kernel_ops, dtype=np.int64).reshape(-1, 2)
-    return ReplayMerge(ops=ops, kernel_ops=pairs, report=report)
+    return ReplayMerge(ops=copies.frame(tables.ops.columns), kernel_ops=copies.kernel_ops(), report=report)
+
+
+@dataclass
+class _Replays:
+    """The replay trace's device columns, read once."""
+
+    names: np.ndarray
+    node_ids: np.ndarray
+    ts: np.ndarray
+    end: np.ndarray
+    count: int  # graph launches
+    batch: int | None  # the one batch size its step ranges state
+    fits: dict[tuple, list[_Fit]] = field(default_factory=dict)  # by (kernel names, node ids)
 
 
 def _matches(names: np.ndarray, pattern: re.Pattern[str]) -> np.ndarray:
@@ -213,7 +228,10 @@ def _fit(segment: Segment, names: list[str], node_ids: np.ndarray) -> _Fit | Non
             return None
         positions = np.array([where[int(n)] for n in node_ids.tolist()], dtype=np.int64)
         return _Fit(segment, positions, len(segment.names) - len(set(positions.tolist())))
-    positions = np.empty(len(names), dtype=np.int64)
+    n = len(names)
+    if names == segment.names[:n]:  # the usual case: the replay is the capture (or its start)
+        return _Fit(segment, np.arange(n, dtype=np.int64), len(segment.names) - n)
+    positions = np.empty(n, dtype=np.int64)
     k = 0
     for j, name in enumerate(names):
         while k < len(segment.names) and segment.names[k] != name:
@@ -227,29 +245,30 @@ def _fit(segment: Segment, names: list[str], node_ids: np.ndarray) -> _Fit | Non
 
 def _choose(
     i: int,
-    replays: int,
     rows: np.ndarray,
-    dev: pd.DataFrame,
+    replay: _Replays,
     segs: list[Segment],
     per_capture: dict[int, list[Segment]],
     captures: list[CaptureTrace],
-    batch: int | None,
 ) -> tuple[_Fit | None, str]:
     if not rows.size:
         return None, "no kernel of this replay is in the trace"
-    names = dev["name"].astype(str).to_numpy()[rows].tolist()
-    node_ids = dev["graph_node_id"].to_numpy()[rows] if "graph_node_id" in dev.columns else np.zeros(0)
-    fits = [f for s in segs if (f := _fit(s, names, node_ids)) is not None]
+    names = replay.names[rows].tolist()
+    node_ids = replay.node_ids[rows]
+    key = (tuple(names), node_ids.tobytes())
+    fits = replay.fits.get(key)
+    if fits is None:  # replays of one graph run the same kernels: fit them once
+        fits = replay.fits[key] = [f for s in segs if (f := _fit(s, names, node_ids)) is not None]
     if not fits:
         return None, "no capture's launches fit: " + _closest(segs, names, captures)
     # replay i <-> segment i of a capture with as many segments as the trace has replays
     for own in per_capture.values():
-        if len(own) == replays > 1:
+        if len(own) == replay.count > 1:
             same = [f for f in fits if f.segment is own[i]]
             if same:
                 return same[0], ""
-    if batch is not None and any(captures[f.segment.capture].batch_size == batch for f in fits):
-        fits = [f for f in fits if captures[f.segment.capture].batch_size == batch]
+    if replay.batch is not None and any(captures[f.segment.capture].batch_size == replay.batch for f in fits):
+        fits = [f for f in fits if captures[f.segment.capture].batch_size == replay.batch]
     fewest = min(f.leftovers for f in fits)
     fits = [f for f in fits if f.leftovers == fewest]
     if len(fits) > 1:
@@ -292,71 +311,157 @@ def _closest(segs: list[Segment], names: list[str], captures: list[CaptureTrace]
     )
 
 
-def _copy_ops(
-    capture: Profile,
-    fit: _Fit,
-    rows: np.ndarray,
-    dev: pd.DataFrame,
-    launch: int,
-    rts: pd.DataFrame,
-    copies: list[dict[str, Any]],
-    kernel_ops: list[tuple[int, int]],
-) -> None:
-    """Copy the launching ops of one matched replay (and their ancestors inside the capture segment)."""
-    ops = capture.ops
-    parent = ops["parent"].to_numpy()
-    o_ts, o_end = ops["ts"].to_numpy(dtype=np.float64), ops["end"].to_numpy(dtype=np.float64)
-    tol = nesting_tolerance(ops)
-    seg = fit.segment
-    inside = (o_ts >= seg.start - tol) & (o_end <= seg.end + tol)
-    k_ts, k_end = dev["ts"].to_numpy(dtype=np.float64)[rows], dev["end"].to_numpy(dtype=np.float64)[rows]
-    hull: dict[int, list[float]] = {}
-    launcher = seg.ops[fit.positions]
-    for j, op in enumerate(launcher.tolist()):
-        o = op
-        while o >= 0 and inside[o]:
-            span = hull.get(o)
-            if span is None:
-                hull[o] = [k_ts[j], k_end[j]]
-            else:
-                span[0], span[1] = min(span[0], k_ts[j]), max(span[1], k_end[j])
-            o = int(parent[o])
-    if not hull:
-        return
-    chosen = np.array(sorted(hull), dtype=np.int64)  # depth-first order: parents before children
-    stacks = _stacks(capture, chosen)
-    first = len(copies)
-    row_of = {int(c): first + n for n, c in enumerate(chosen.tolist())}
-    pid, tid = str(rts["pid"].iloc[launch]), f"{rts['tid'].iloc[launch]}{REPLAY_THREAD}"
-    for n, c in enumerate(chosen.tolist()):
-        start, stop = hull[c]
-        copies.append(
-            {
-                "name": str(ops["name"].iloc[c]),
-                "ts": start,
-                "dur": stop - start,
-                "end": stop,
-                "pid": pid,
-                "tid": tid,
-                "cat": str(ops["cat"].iloc[c]),
-                "ext_id": -1,
-                "seq": -1,
-                "fwd_tid": -1,
-                "input_dims": str(ops["input_dims"].iloc[c]),
-                "input_types": str(ops["input_types"].iloc[c]),
-                "call_stack": stacks[n],
-                "replay": launch,
-            }
-        )
-    for j, op in enumerate(launcher.tolist()):
-        if op >= 0 and op in row_of:
-            kernel_ops.append((int(rows[j]), row_of[op]))
+class _Copies:
+    """The copies of capture-time ops made so far, as columns; per capture, what every copy of an op
+    shares (name, shapes, stack), and per segment each launch's chain of ops inside it."""
+
+    def __init__(self, captures: list[CaptureTrace]) -> None:
+        self.captures = captures
+        self.columns: dict[str, list[np.ndarray]] = {c: [] for c in _COPIED}
+        self.pairs: list[np.ndarray] = []
+        self.rows = 0
+        self._chains: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._facts: dict[int, dict[str, np.ndarray]] = {}
+        self._stack_cache: dict[int, dict[int, str]] = {}
+        self._frames: dict[int, _FrameFinder] = {}
+
+    def add(self, fit: _Fit, rows: np.ndarray, replay: _Replays, launch: int, rts: pd.DataFrame) -> None:
+        """Copy the ops that launched one matched replay's kernels, and their ancestors inside the
+        segment, each spanning the device time of the kernels under it."""
+        offsets, chain_ops = self._chain(fit.segment)
+        positions = fit.positions
+        counts = offsets[positions + 1] - offsets[positions]
+        if not counts.sum():
+            return
+        starts = np.repeat(offsets[positions], counts)
+        entry = starts + (np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts))
+        ops = chain_ops[entry]
+        k_ts, k_end = np.repeat(replay.ts[rows], counts), np.repeat(replay.end[rows], counts)
+        chosen, group = np.unique(ops, return_inverse=True)  # capture rows: depth-first, parents first
+        lo = np.full(chosen.size, np.inf)
+        hi = np.full(chosen.size, -np.inf)
+        np.minimum.at(lo, group, k_ts)
+        np.maximum.at(hi, group, k_end)
+        facts = self._op_facts(fit.segment.capture)
+        n = chosen.size
+        add = self.columns
+        for column in ("name", "cat", "input_dims", "input_types"):
+            add[column].append(facts[column][chosen])
+        add["call_stack"].append(self._stacks_of(fit.segment.capture, chosen))
+        add["ts"].append(lo)
+        add["dur"].append(hi - lo)
+        add["end"].append(hi)
+        add["pid"].append(np.full(n, str(rts["pid"].iat[launch]), dtype=object))
+        add["tid"].append(np.full(n, f"{rts['tid'].iat[launch]}{REPLAY_THREAD}", dtype=object))
+        add["replay"].append(np.full(n, launch, dtype=np.int64))
+        # each kernel -> the copy of its launching op (the first op of its chain)
+        has_op = counts > 0
+        launcher = chain_ops[offsets[positions[has_op]]]
+        copy_row = self.rows + np.searchsorted(chosen, launcher)
+        self.pairs.append(np.stack([rows[has_op], copy_row], axis=1))
+        self.rows += n
+
+    def frame(self, columns: pd.Index) -> pd.DataFrame:
+        data = {c: np.concatenate(v) if v else np.zeros(0) for c, v in self.columns.items()}
+        out = pd.DataFrame(data)
+        for column in ("ext_id", "seq", "fwd_tid"):
+            out[column] = np.full(len(out), -1, dtype=np.int64)
+        return out[[c for c in [*columns, "replay"] if c in out.columns]]
+
+    def kernel_ops(self) -> np.ndarray:
+        return np.concatenate(self.pairs).astype(np.int64) if self.pairs else np.zeros((0, 2), dtype=np.int64)
+
+    def _chain(self, seg: Segment) -> tuple[np.ndarray, np.ndarray]:
+        """Per launch of the segment (CSR offsets): its op and that op's ancestors inside the segment."""
+        key = id(seg)
+        if key not in self._chains:
+            ops = self.captures[seg.capture].profile.ops
+            parent = ops["parent"].to_numpy()
+            o_ts, o_end = ops["ts"].to_numpy(dtype=np.float64), ops["end"].to_numpy(dtype=np.float64)
+            tol = nesting_tolerance(ops)
+            inside = (o_ts >= seg.start - tol) & (o_end <= seg.end + tol)
+            flat: list[int] = []
+            offsets = [0]
+            for op in seg.ops.tolist():
+                o = op
+                while o >= 0 and inside[o]:
+                    flat.append(o)
+                    o = int(parent[o])
+                offsets.append(len(flat))
+            self._chains[key] = (np.asarray(offsets, dtype=np.int64), np.asarray(flat, dtype=np.int64))
+        return self._chains[key]
+
+    def _op_facts(self, capture: int) -> dict[str, np.ndarray]:
+        """Name, category and shapes of every op of a capture."""
+        if capture not in self._facts:
+            ops = self.captures[capture].profile.ops
+            columns = ("name", "cat", "input_dims", "input_types")
+            self._facts[capture] = {c: ops[c].astype(str).to_numpy() for c in columns}
+        return self._facts[capture]
+
+    def _stacks_of(self, capture: int, rows: np.ndarray) -> np.ndarray:
+        """The call stacks at capture time of some ops of a capture, each made once."""
+        known = self._stack_cache.setdefault(capture, {})
+        missing = np.array([r for r in rows.tolist() if r not in known], dtype=np.int64)
+        if missing.size:
+            if capture not in self._frames:
+                self._frames[capture] = _FrameFinder(self.captures[capture].profile)
+            known.update(zip(missing.tolist(), self._frames[capture].stacks(missing), strict=True))
+        return np.asarray([known[r] for r in rows.tolist()], dtype=object)
 
 
-def _stacks(capture: Profile, rows: np.ndarray) -> list[str]:
-    """Each op's call stack at capture time, as a legacy ``Call stack`` (frames innermost first, ``;``)."""
-    legacy = capture.ops["call_stack"].astype(str).to_numpy()[rows]
-    frames = python_frames(capture, rows) if len(capture.python) else [() for _ in rows]
-    return [
-        leg if leg not in ("", "nan", "None") else ";".join(f) for leg, f in zip(legacy, frames, strict=True)
-    ]
+_COPIED = (
+    "name",
+    "ts",
+    "dur",
+    "end",
+    "pid",
+    "tid",
+    "cat",
+    "input_dims",
+    "input_types",
+    "call_stack",
+    "replay",
+)
+
+
+class _FrameFinder:
+    """An op's call stack at capture time, as a legacy ``Call stack`` (frames innermost first, ``;``): its
+    own ``Call stack`` arg, else the ``python_function`` ranges enclosing it on its thread, found from the
+    latest range starting at or before it up its ``Python parent id`` links (``python_parents``), without
+    building the whole python tree."""
+
+    def __init__(self, profile: Profile) -> None:
+        self.ops = profile.ops
+        py = profile.python  # sorted by pid, tid, ts (model/build.py)
+        self.names = py["name"].astype(str).to_numpy()
+        self.ts, self.end = py["ts"].to_numpy(dtype=np.float64), py["end"].to_numpy(dtype=np.float64)
+        self.parent = python_parents(py) if len(py) else np.zeros(0, dtype=np.int64)
+        self.tol = nesting_tolerance(py, self.ops)
+        threads = py["pid"].astype(str).to_numpy() + "/" + py["tid"].astype(str).to_numpy()
+        self.slices: dict[str, tuple[int, int]] = {}
+        if len(py):
+            cuts = np.flatnonzero(threads[1:] != threads[:-1]) + 1
+            for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(py)], strict=True):
+                self.slices[str(threads[lo])] = (int(lo), int(hi))
+
+    def stacks(self, rows: np.ndarray) -> list[str]:
+        ops = self.ops
+        legacy = ops["call_stack"].astype(str).to_numpy()[rows]
+        thread = ops["pid"].astype(str).to_numpy()[rows] + "/" + ops["tid"].astype(str).to_numpy()[rows]
+        o_ts, o_end = ops["ts"].to_numpy(dtype=np.float64)[rows], ops["end"].to_numpy(dtype=np.float64)[rows]
+        out = []
+        for leg, t, start, stop in zip(legacy, thread, o_ts, o_end, strict=True):
+            if leg not in ("", "nan", "None"):
+                out.append(leg)
+                continue
+            lo, hi = self.slices.get(str(t), (0, 0))
+            j = lo + int(np.searchsorted(self.ts[lo:hi], start + self.tol, side="right")) - 1
+            while j >= lo and self.end[j] + self.tol < stop:
+                j = int(self.parent[j])
+            frames = []
+            while j >= 0 and len(frames) < MAX_FRAMES:
+                frames.append(str(self.names[j]))
+                j = int(self.parent[j])
+            out.append(";".join(frames))
+        return out
