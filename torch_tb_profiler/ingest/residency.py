@@ -8,34 +8,20 @@ import concurrent.futures as cf
 import contextlib
 import logging
 import posixpath
-import threading
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
-from torch_tb_profiler.ingest.budget import Resident, profile_nbytes, release_freed_memory
+from torch_tb_profiler.ingest.budget import profile_nbytes, release_freed_memory
 from torch_tb_profiler.ingest.errors import NotFound
 from torch_tb_profiler.ingest.names import display
-from torch_tb_profiler.ingest.run_state import Facts, FileState
+from torch_tb_profiler.ingest.run_state import StoreState
 from torch_tb_profiler.model import Profile
-
-if TYPE_CHECKING:
-    from torch_tb_profiler.ingest.index_format import IndexedSummary
 
 log = logging.getLogger(__name__)
 
 
-class Residency:
-    # the run store's state these methods work on (RunStore.__init__ sets it)
-    resident: Resident
-    _lock: threading.RLock
-    _files: dict[str, FileState]
-    _profiles: dict[str, Profile]
-    _facts: dict[str, Facts]
-    _summaries: dict[str, IndexedSummary]
-    _answers: dict[str, dict]
-    _reloading: dict[str, cf.Future[Profile]]
-    _background: threading.local
-    # and RunStore's _read(file) and _save_index(file, profile): a file's full profile, and its index
+class Residency(StoreState):
+    """The memory budget's methods of RunStore; they use RunStore's ``_read(file)`` (a file's full
+    profile) and ``_save_index(file, profile)``."""
 
     def _drop(self, path: str) -> None:
         """Forget a file's profile and facts (deleted, failed); call with the lock held."""

@@ -7,34 +7,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import posixpath
-import threading
 from typing import TYPE_CHECKING, Any
 
-from torch_tb_profiler.ingest.budget import Resident
 from torch_tb_profiler.ingest.errors import Ambiguous, NotFound
 from torch_tb_profiler.ingest.names import display
-from torch_tb_profiler.ingest.run_state import Facts, FileState, run_summary
-from torch_tb_profiler.ingest.storage import Location
+from torch_tb_profiler.ingest.run_state import Facts, FileState, StoreState, run_summary
 from torch_tb_profiler.model import Profile
 
 if TYPE_CHECKING:
     from torch_tb_profiler.ingest.index_format import IndexedSummary
 
 
-class RunQueries:
-    # the run store's state these methods work on (RunStore.__init__ sets it)
-    location: Location | None
-    resident: Resident
-    _lock: threading.RLock
-    _files: dict[str, FileState]
-    _profiles: dict[str, Profile]
-    _facts: dict[str, Facts]
-    _summaries: dict[str, IndexedSummary]
-    _answers: dict[str, dict[str, Any]]
-    _index: dict[tuple[str, str, str], str]
-    _scan_error: str | None
-    _scan_warnings: list[str]
-    # and Residency's _resident_profile(path, keep): a ready file's full profile, read again when evicted
+class RunQueries(StoreState):
+    """The routes' questions of RunStore; they use Residency's _resident_profile(path, keep): a ready
+    file's full profile, read again when evicted."""
 
     def runs(self) -> list[dict[str, Any]]:
         with self._lock:

@@ -3,15 +3,21 @@
 
 from __future__ import annotations
 
+import concurrent.futures as cf
 import posixpath
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from torch_tb_profiler.ingest.budget import Resident
 from torch_tb_profiler.ingest.discovery import EXECUTION_DETAILS, TraceFile
 from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.ingest.storage import Location
 from torch_tb_profiler.model import Profile
+
+if TYPE_CHECKING:  # index_format needs pyarrow, which the plugin runs without (no index then)
+    from torch_tb_profiler.ingest.index_format import IndexedSummary
 
 
 @dataclass
@@ -136,3 +142,22 @@ def _captures(states: list[FileState], facts: dict[str, Facts]) -> dict[str, Any
         "unmatched": [u for r in reports for u in r.get("unmatched", [])][:20],
         "merged": bool(reports),
     }
+
+
+class StoreState:
+    """The run store's state, as its parts (residency.py, run_queries.py) see it: RunStore.__init__ sets
+    every attribute (loading.py says what each holds)."""
+
+    location: Location | None
+    resident: Resident
+    _lock: threading.RLock
+    _files: dict[str, FileState]  # by path
+    _profiles: dict[str, Profile]  # by path: the resident full profiles
+    _facts: dict[str, Facts]
+    _summaries: dict[str, IndexedSummary]
+    _answers: dict[str, dict[str, Any]]
+    _reloading: dict[str, cf.Future[Profile]]
+    _background: threading.local
+    _index: dict[tuple[str, str, str], str]  # (run, worker, span) -> path
+    _scan_error: str | None
+    _scan_warnings: list[str]
