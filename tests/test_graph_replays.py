@@ -245,3 +245,16 @@ def test_inductor_kernel_counts_are_kept(tmp_path: Path) -> None:
     assert by_name.loc["triton_poi_fused_add_0", "kernel_flop"] == 4096.0
     assert by_name.loc["triton_poi_fused_add_0", "kernel_num_gb"] == 0.5
     assert np.isnan(by_name.loc["other", "kernel_flop"])
+
+
+def test_the_overview_sums_up_inference_steps(tmp_path: Path) -> None:
+    p = load_profile(str(_replay_trace(tmp_path)))
+    assert page.overview(p)["inference"] == {
+        "steps": {"prefill": 0, "decode": 0, "mixed": 1},
+        "context_tokens": 32,
+        "generation_tokens": 8,
+        "us_per_token": 25.0,  # 1000 µs / 40 tokens
+    }
+    b = TraceBuilder()
+    b.step(1, 0, 100)
+    assert page.overview(load_profile(str(b.write(tmp_path / "t.pt.trace.json"))))["inference"] is None

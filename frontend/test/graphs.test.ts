@@ -31,3 +31,13 @@ describe("graph replays in the Overview and the Operator view", () => {
     expect([old.kind, old.replayedCalls, old.replayedDevice]).toEqual(["op", 0, 0]);
   });
 });
+
+describe("inference steps in the Overview", () => {
+  it("reads and words the inference summary", async () => {
+    const { readInference, inferenceLine } = await import("../src/views/Overview");
+    expect(readInference(null)).toBeNull();
+    const i = readInference({ steps: { prefill: 0, decode: 2, mixed: 1 }, context_tokens: 8155, generation_tokens: 37, us_per_token: 37.56 });
+    expect(i).toEqual({ prefill: 0, decode: 2, mixed: 1, contextTokens: 8155, generationTokens: 37, usPerToken: 37.56 });
+    expect(inferenceLine(i!)).toMatch(/^2 decode steps, 1 mixed step · 8,155 context \+ 37 generation tokens · 37\.\d+ µs per token$/);
+  });
+});

@@ -70,6 +70,8 @@ def test_operator_view_lists_the_captured_ops_with_replayed_time(tb_inference, p
     assert "bs_32_rank0.json.gz (batch size 32, FULL): 1 replay matched" in page.inner_text(
         '[data-testid="graph-captures"]'
     )
+    steps = page.inner_text('[data-testid="inference-steps"]')
+    assert steps.startswith("Inference steps: 1 decode step · 0 context + 32 generation tokens · ")
     shot(page, "graph_replays_overview.png", max_height=1400)
     assert rec.errors == [] and rec.foreign() == []
 

@@ -108,7 +108,34 @@ export function readOverview(data: unknown) {
     stepTime: steps.length ? stepTime : null,
     recommendations: arr(data, "recommendations").map(readRec),
     graphs: readGraphs(get(data, "graphs")),
+    inference: readInference(get(data, "inference")),
   };
+}
+
+/** The `inference` summary (docs/api.md, "overview"): null for training profiles. */
+export function readInference(v: unknown) {
+  if (!isObj(v)) return null;
+  const steps = get(v, "steps");
+  return {
+    prefill: num(steps, "prefill") ?? 0,
+    decode: num(steps, "decode") ?? 0,
+    mixed: num(steps, "mixed") ?? 0,
+    contextTokens: num(v, "context_tokens") ?? 0,
+    generationTokens: num(v, "generation_tokens") ?? 0,
+    usPerToken: num(v, "us_per_token"),
+  };
+}
+
+/** "1 mixed step · 8,155 context + 37 generation tokens · 37.6 µs per token" */
+export function inferenceLine(i: NonNullable<ReturnType<typeof readInference>>): string {
+  const kinds = (["prefill", "decode", "mixed"] as const)
+    .filter((k) => i[k] > 0)
+    .map((k) => `${formatCount(i[k])} ${k} step${i[k] === 1 ? "" : "s"}`);
+  const parts = [kinds.join(", ")];
+  if (i.contextTokens + i.generationTokens > 0)
+    parts.push(`${formatCount(i.contextTokens)} context + ${formatCount(i.generationTokens)} generation tokens`);
+  if (i.usPerToken !== null) parts.push(`${formatDuration(i.usPerToken)} per token`);
+  return parts.join(" · ");
 }
 
 /** The `graphs` note (docs/api.md, "overview"): null for a profile without graph replays. */
@@ -260,6 +287,11 @@ export function OverviewView(p: ViewProps): ReactNode {
       )}
 
       <Section title="Step time breakdown" id="step-breakdown">
+        {shaped.inference && (
+          <div className="muted" data-testid="inference-steps" title="Inference iterations as steps (docs/metrics.md, 'Inference steps')">
+            Inference steps: {inferenceLine(shaped.inference)}
+          </div>
+        )}
         {shaped.steps.length === 0 ? (
           <Empty title="No steps in this trace">
             The trace has no ProfilerStep#N ranges: call prof.step() once per iteration in the profiled loop.

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from torch_tb_profiler.analysis.core import steps
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.plain import clean
 from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
@@ -83,6 +84,22 @@ def step_rows(profile) -> list[dict[str, Any]]:
     return out
 
 
+def inference(profile) -> dict[str, Any] | None:
+    """Inference steps at a glance (docs/metrics.md, "Inference steps"): steps per kind, the tokens they
+    state and the time per token over the steps that state them; None when every step is a training one."""
+    rows = steps.step_list(profile)
+    if not rows or all(r["kind"] == "train" for r in rows):
+        return None
+    counted = [r for r in rows if r["us_per_token"] is not None]
+    tokens = sum(r["context_tokens"] + r["generation_tokens"] for r in counted)
+    return {
+        "steps": {k: sum(1 for r in rows if r["kind"] == k) for k in ("prefill", "decode", "mixed")},
+        "context_tokens": sum(r["context_tokens"] for r in counted),
+        "generation_tokens": sum(r["generation_tokens"] for r in counted),
+        "us_per_token": sum(r["us"] for r in counted) / tokens if tokens else None,
+    }
+
+
 def overview(profile) -> dict[str, Any]:
     """Everything the Overview page shows for one profile (times in µs, percentages 0..100)."""
     avg = breakdown.average(profile)
@@ -104,6 +121,7 @@ def overview(profile) -> dict[str, Any]:
         "gpus": [_finite(g) for g in gpu_metrics.gpu_summary(profile)],
         "recommendations": recommendations(profile),
         "graphs": replays.overview_note(profile),
+        "inference": inference(profile),
     }
 
 
