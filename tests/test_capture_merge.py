@@ -405,3 +405,30 @@ def test_a_replayed_kernels_details_show_its_capture_op(tmp_path: Path) -> None:
     ]
     # the replay thread is a track of its own, beside the launching thread
     assert "Thread 100 (graph replay)" in [t.name for t in idx.tracks]
+
+
+def test_the_module_view_shows_the_graphs_modules(tmp_path: Path) -> None:
+    """The capture's nn.Module ranges are copied onto the replay thread: the replayed time goes to the
+    modules that held the launching ops at capture time, with no host time."""
+    from torch_tb_profiler.analysis.modules import tree
+
+    b = TraceBuilder()
+    b.runtime("hipStreamBeginCapture", 0, 1)
+    b.python_function("nn.Module: Model_0", 5, 400, py_id=1, parent_id=None, module_id=0)
+    b.python_function("nn.Module: Linear_0", 10, 100, py_id=2, parent_id=1, module_id=1)
+    b.python_function(
+        "nn.Module: Norm_0", 200, 100, py_id=3, parent_id=None, module_id=2
+    )  # a broken parent link
+    e1 = b.op("aten::mm", 20, 50)
+    b.runtime("hipLaunchKernel", 25, 5, ext_id=e1, extra_args={"kernel": "gemm_kernel"})
+    e2 = b.op("aiter::rmsnorm", 210, 50)
+    b.runtime("hipLaunchKernel", 215, 5, ext_id=e2, extra_args={"kernel": "norm_kernel"})
+    b.runtime("hipStreamEndCapture", 500, 1)
+    cap = b.write(tmp_path / "cap.json")
+    p = _load(_replay(tmp_path / "r.pt.trace.json", [("gemm_kernel", 40), ("norm_kernel", 7)]), (cap, 32))
+    fig = tree.figures(p, "modules", None).set_index("name")
+    assert fig.loc["Model_0", "device_total_us"] == 47.0 and fig.loc["Model_0", "host_total_us"] == 0.0
+    assert fig.loc["Linear_0", "device_self_us"] == 40.0 and fig.loc["Norm_0", "device_self_us"] == 7.0
+    assert fig.loc["Model_0", "device_self_us"] == 0.0
+    copies = p.python[p.python["tid"].astype(str).str.endswith("(graph replay)")]
+    assert sorted(copies["name"]) == ["nn.Module: Linear_0", "nn.Module: Model_0", "nn.Module: Norm_0"]

@@ -12,7 +12,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from torch_tb_profiler.model.graph_replays import ReplayMerge, with_replay_ranges, with_replayed_ops
+from torch_tb_profiler.model.graph_replays import (
+    ReplayMerge,
+    with_replay_ranges,
+    with_replayed_modules,
+    with_replayed_ops,
+)
 from torch_tb_profiler.model.profile import Profile, TraceMeta
 from torch_tb_profiler.model.step_ranges import step_table
 from torch_tb_profiler.trace.events import DecodedTrace
@@ -96,7 +101,9 @@ def profile_from_tables(
         runtimes=runtimes,
         device=device,
         gpu_annotations=tables.gpu_annotations.sort_values("ts", kind="stable").reset_index(drop=True),
-        python=tables.python.sort_values(["pid", "tid", "ts"], kind="stable").reset_index(drop=True),
+        python=with_replayed_modules(tables.python, merge)
+        .sort_values(["pid", "tid", "ts"], kind="stable")
+        .reset_index(drop=True),
         comms=comms,
         memory=memory,
         syncs=tables.syncs,

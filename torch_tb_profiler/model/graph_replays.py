@@ -13,7 +13,9 @@ With a capture trace (analysis/captures/), the ops that launched the graph's ker
 copied in (``ReplayMerge``): one copy per replay, on a *replay thread* of the launching thread (its
 ``tid`` plus " (graph replay)"), each spanning the device time of the replayed kernels it launched (its own
 and its descendants'), with ``replay`` = the launch call's row in ``runtimes`` (-1 on every host op). The
-replayed kernels link to those copies. A copy ran no host code in this trace: its host times are 0.
+replayed kernels link to those copies. A copy ran no host code in this trace: its host times are 0. The
+``nn.Module`` ranges that enclosed those ops at capture time are copied the same way into ``python``
+(the Module view's tree of the graph).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ class ReplayMerge:
     ops: pd.DataFrame  # the copies: rows in the raw ops' columns plus ``replay``
     kernel_ops: np.ndarray  # (n, 2) int64: (raw device row, row of ``ops`` that launched it)
     report: dict[str, Any] = field(default_factory=dict)  # captures matched, replays unmatched (meta)
+    python: pd.DataFrame | None = None  # copies of the capture's nn.Module ranges, on the replay threads
 
 
 def with_replayed_ops(ops: pd.DataFrame, merge: ReplayMerge | None) -> tuple[pd.DataFrame, np.ndarray]:
@@ -110,3 +113,20 @@ def _defaults(column: pd.Series, n: int) -> np.ndarray:
     if kind == "f":
         return np.full(n, np.nan, dtype=column.dtype)
     return np.full(n, "", dtype=object)
+
+
+def with_replayed_modules(python: pd.DataFrame, merge: ReplayMerge | None) -> pd.DataFrame:
+    """The python table with the merge's copies of module ranges appended."""
+    if merge is None or merge.python is None or not len(merge.python):
+        return python
+    copies = merge.python[list(python.columns)].copy()
+    for column in ("name", "pid", "tid"):
+        copies[column] = copies[column].astype(python[column].dtype)
+    return pd.concat([python, copies], ignore_index=True)
+
+
+def on_replay_thread(tids: np.ndarray) -> np.ndarray:
+    """Per thread id: a replay thread (its events are copies of capture-time ranges)."""
+    distinct, codes = np.unique(np.asarray(tids, dtype=str), return_inverse=True)
+    verdict = np.fromiter((str(t).endswith(REPLAY_THREAD) for t in distinct), dtype=bool, count=len(distinct))
+    return verdict[codes] if len(distinct) else np.zeros(0, dtype=bool)

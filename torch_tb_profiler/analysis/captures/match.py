@@ -171,7 +171,12 @@ def plan_merge(tables: Tables, captures: list[CaptureTrace]) -> ReplayMerge | No
         "unmatched": reasons,
         "unmatched_replays": unmatched,
     }
-    return ReplayMerge(ops=copies.frame(tables.ops.columns), kernel_ops=copies.kernel_ops(), report=report)
+    return ReplayMerge(
+        ops=copies.frame(tables.ops.columns),
+        kernel_ops=copies.kernel_ops(),
+        report=report,
+        python=copies.python_frame(),
+    )
 
 
 @dataclass
@@ -322,7 +327,8 @@ class _Copies:
         self.rows = 0
         self._chains: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._facts: dict[int, dict[str, np.ndarray]] = {}
-        self._stack_cache: dict[int, dict[int, str]] = {}
+        self._frame_cache: dict[int, dict[int, tuple[str, list[int]]]] = {}
+        self.python_columns: dict[str, list[np.ndarray]] = {c: [] for c in _PYTHON_COPIED}
         self._frames: dict[int, _FrameFinder] = {}
 
     def add(self, fit: _Fit, rows: np.ndarray, replay: _Replays, launch: int, rts: pd.DataFrame) -> None:
@@ -347,12 +353,15 @@ class _Copies:
         add = self.columns
         for column in ("name", "cat", "input_dims", "input_types"):
             add[column].append(facts[column][chosen])
-        add["call_stack"].append(self._stacks_of(fit.segment.capture, chosen))
+        stacks, modules = self._frames_of(fit.segment.capture, chosen)
+        add["call_stack"].append(stacks)
         add["ts"].append(lo)
         add["dur"].append(hi - lo)
         add["end"].append(hi)
-        add["pid"].append(np.full(n, str(rts["pid"].iat[launch]), dtype=object))
-        add["tid"].append(np.full(n, f"{rts['tid'].iat[launch]}{REPLAY_THREAD}", dtype=object))
+        where = (str(rts["pid"].iat[launch]), f"{rts['tid'].iat[launch]}{REPLAY_THREAD}")
+        add["pid"].append(np.full(n, where[0], dtype=object))
+        add["tid"].append(np.full(n, where[1], dtype=object))
+        self._add_modules(fit.segment.capture, modules, lo, hi, where)
         add["replay"].append(np.full(n, launch, dtype=np.int64))
         # each kernel -> the copy of its launching op (the first op of its chain)
         has_op = counts > 0
@@ -399,17 +408,57 @@ class _Copies:
             self._facts[capture] = {c: ops[c].astype(str).to_numpy() for c in columns}
         return self._facts[capture]
 
-    def _stacks_of(self, capture: int, rows: np.ndarray) -> np.ndarray:
-        """The call stacks at capture time of some ops of a capture, each made once."""
-        known = self._stack_cache.setdefault(capture, {})
+    def _frames_of(self, capture: int, rows: np.ndarray) -> tuple[np.ndarray, list[list[int]]]:
+        """The call stacks at capture time of some ops of a capture, and the python rows of the
+        ``nn.Module`` ranges enclosing each; each op's made once."""
+        known = self._frame_cache.setdefault(capture, {})
         missing = np.array([r for r in rows.tolist() if r not in known], dtype=np.int64)
         if missing.size:
             if capture not in self._frames:
                 self._frames[capture] = _FrameFinder(self.captures[capture].profile)
-            known.update(zip(missing.tolist(), self._frames[capture].stacks(missing), strict=True))
-        return np.asarray([known[r] for r in rows.tolist()], dtype=object)
+            finder = self._frames[capture]
+            stacks = finder.stacks(missing, finder.frames(missing))
+            for r, stack, mods in zip(missing.tolist(), stacks, finder.modules(missing), strict=True):
+                known[r] = (stack, mods)
+        stacks = np.asarray([known[r][0] for r in rows.tolist()], dtype=object)
+        return stacks, [known[r][1] for r in rows.tolist()]
+
+    def _add_modules(
+        self, capture: int, modules: list[list[int]], lo: np.ndarray, hi: np.ndarray, where: tuple
+    ) -> None:
+        """Copies of the module ranges enclosing the copied ops, each spanning the ops it encloses."""
+        span: dict[int, list[float]] = {}
+        for mods, a, b in zip(modules, lo.tolist(), hi.tolist(), strict=True):
+            for m in mods:
+                if m in span:
+                    span[m][0], span[m][1] = min(span[m][0], a), max(span[m][1], b)
+                else:
+                    span[m] = [a, b]
+        if not span:
+            return
+        py = self._frames[capture].python
+        rows = np.array(sorted(span), dtype=np.int64)
+        start = np.array([span[r][0] for r in rows.tolist()])
+        stop = np.array([span[r][1] for r in rows.tolist()])
+        n = rows.size
+        cols = self.python_columns
+        cols["name"].append(py["name"].astype(str).to_numpy()[rows])
+        cols["ts"].append(start)
+        cols["dur"].append(stop - start)
+        cols["end"].append(stop)
+        cols["pid"].append(np.full(n, where[0], dtype=object))
+        cols["tid"].append(np.full(n, where[1], dtype=object))
+        cols["py_id"].append(np.full(n, -1, dtype=np.int64))
+        cols["py_parent_id"].append(np.full(n, -1, dtype=np.int64))
+        cols["py_module_id"].append(py["py_module_id"].to_numpy()[rows].astype(np.int64))
+
+    def python_frame(self) -> pd.DataFrame | None:
+        if not self.python_columns["name"]:
+            return None
+        return pd.DataFrame({c: np.concatenate(v) for c, v in self.python_columns.items()})
 
 
+_PYTHON_COPIED = ("name", "ts", "dur", "end", "pid", "tid", "py_id", "py_parent_id", "py_module_id")
 _COPIED = (
     "name",
     "ts",
@@ -437,6 +486,12 @@ class _FrameFinder:
         self.names = py["name"].astype(str).to_numpy()
         self.ts, self.end = py["ts"].to_numpy(dtype=np.float64), py["end"].to_numpy(dtype=np.float64)
         self.parent = python_parents(py) if len(py) else np.zeros(0, dtype=np.int64)
+        self.python = py
+        self._modules: dict[tuple[int, int], np.ndarray] = {}
+        module_ids = py["py_module_id"].to_numpy() if "py_module_id" in py else np.full(len(py), -1)
+        self.is_module = np.array([n.startswith("nn.Module: ") for n in self.names], dtype=bool) & (
+            module_ids >= 0
+        )
         self.tol = nesting_tolerance(py, self.ops)
         threads = py["pid"].astype(str).to_numpy() + "/" + py["tid"].astype(str).to_numpy()
         self.slices: dict[str, tuple[int, int]] = {}
@@ -445,23 +500,47 @@ class _FrameFinder:
             for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(py)], strict=True):
                 self.slices[str(threads[lo])] = (int(lo), int(hi))
 
-    def stacks(self, rows: np.ndarray) -> list[str]:
+    def frames(self, rows: np.ndarray) -> list[list[int]]:
+        """Per op: the rows of the python ranges enclosing it, innermost first."""
         ops = self.ops
-        legacy = ops["call_stack"].astype(str).to_numpy()[rows]
         thread = ops["pid"].astype(str).to_numpy()[rows] + "/" + ops["tid"].astype(str).to_numpy()[rows]
         o_ts, o_end = ops["ts"].to_numpy(dtype=np.float64)[rows], ops["end"].to_numpy(dtype=np.float64)[rows]
         out = []
-        for leg, t, start, stop in zip(legacy, thread, o_ts, o_end, strict=True):
-            if leg not in ("", "nan", "None"):
-                out.append(leg)
-                continue
+        for t, start, stop in zip(thread, o_ts, o_end, strict=True):
             lo, hi = self.slices.get(str(t), (0, 0))
             j = lo + int(np.searchsorted(self.ts[lo:hi], start + self.tol, side="right")) - 1
             while j >= lo and self.end[j] + self.tol < stop:
                 j = int(self.parent[j])
-            frames = []
-            while j >= 0 and len(frames) < MAX_FRAMES:
-                frames.append(str(self.names[j]))
+            chain = []
+            while j >= 0 and len(chain) < MAX_FRAMES:
+                chain.append(j)
                 j = int(self.parent[j])
-            out.append(";".join(frames))
+            out.append(chain)
         return out
+
+    def modules(self, rows: np.ndarray) -> list[list[int]]:
+        """Per op: the rows of the ``nn.Module`` ranges that enclose it in time on its thread (parent
+        links can be missing in a trace; time cannot)."""
+        ops = self.ops
+        thread = ops["pid"].astype(str).to_numpy()[rows] + "/" + ops["tid"].astype(str).to_numpy()[rows]
+        o_ts, o_end = ops["ts"].to_numpy(dtype=np.float64)[rows], ops["end"].to_numpy(dtype=np.float64)[rows]
+        out = []
+        for t, start, stop in zip(thread, o_ts, o_end, strict=True):
+            lo, hi = self.slices.get(str(t), (0, 0))
+            mods = self.module_rows(lo, hi)
+            hold = (self.ts[mods] <= start + self.tol) & (self.end[mods] + self.tol >= stop)
+            out.append(mods[hold].tolist())
+        return out
+
+    def module_rows(self, lo: int, hi: int) -> np.ndarray:
+        key = (lo, hi)
+        if key not in self._modules:
+            self._modules[key] = lo + np.flatnonzero(self.is_module[lo:hi])
+        return self._modules[key]
+
+    def stacks(self, rows: np.ndarray, chains: list[list[int]]) -> list[str]:
+        legacy = self.ops["call_stack"].astype(str).to_numpy()[rows]
+        return [
+            leg if leg not in ("", "nan", "None") else ";".join(str(self.names[j]) for j in chain)
+            for leg, chain in zip(legacy, chains, strict=True)
+        ]

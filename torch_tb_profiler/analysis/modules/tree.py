@@ -37,9 +37,11 @@ import pandas as pd
 from torch_tb_profiler.analysis.core import names as name_index
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.steps import steps as step_table
+from torch_tb_profiler.analysis.graphs.replays import replayed_copies
 from torch_tb_profiler.analysis.modules import backward as module_backward
 from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.model import intervals as iv
+from torch_tb_profiler.model.graph_replays import on_replay_thread
 
 TREES = ("modules", "hooks")
 INSTANCE_COLUMNS = (
@@ -215,14 +217,24 @@ def _build(profile, which: str) -> ModuleTree:
     h_start = st["host_start"].to_numpy(dtype=np.float64)
     h_end = st["host_end"].to_numpy(dtype=np.float64)
     step = iv.holding((h_start, h_end), ts)
+    limit = h_end
+    # copies of capture-time modules on a graph replay thread are at device time: they take the
+    # device-extended step that holds them, and have no host time (docs/metrics.md, "Graph captures")
+    replayed = on_replay_thread(ev["tid"].to_numpy())
+    if replayed.any() and len(st):
+        d_start, d_end = st["start"].to_numpy(dtype=np.float64), st["end"].to_numpy(dtype=np.float64)
+        step = np.where(replayed, iv.holding((d_start, d_end), ts), step)
+        limit = np.where(replayed, d_end[np.maximum(step, 0)], h_end[np.maximum(step, 0)])
+    elif len(h_end):
+        limit = h_end[np.maximum(step, 0)]
     inside = step >= 0
-    end = np.where(inside, np.minimum(end, h_end[np.maximum(step, 0)] if len(h_end) else end), end)
+    end = np.where(inside, np.minimum(end, limit), end) if len(h_end) else end
 
     thread = pd.factorize(ev["pid"] + "/" + ev["tid"])[0]
     parent_inst, node_of, node_parent, node_first, end = _nest(
         thread, pd.factorize(ev["name"])[0], ts, end, step
     )
-    host = np.maximum(end - ts, 0.0)
+    host = np.where(replayed, 0.0, np.maximum(end - ts, 0.0))
     device = _device_inside(profile, ev["pid"].to_numpy(), ev["tid"].to_numpy(), ts, end)
     has_parent = parent_inst >= 0
     host_child = np.zeros(n)
@@ -355,7 +367,9 @@ def launch_points(profile) -> pd.DataFrame:
         rt = dev["runtime"].to_numpy(dtype=np.int64)
         op = dev["op"].to_numpy(dtype=np.int64)
         rts, ops = profile.runtimes, profile.ops
-        by_rt = rt >= 0
+        # a replayed kernel merged with its capture: launched, at device time, by its capture-time op
+        copy = (op >= 0) & (replayed_copies(profile)[np.maximum(op, 0)] if len(ops) else False)
+        by_rt = (rt >= 0) & ~copy
         by_op = ~by_rt & (op >= 0)
 
         def col(frame: pd.DataFrame, name: str, rows: np.ndarray) -> np.ndarray:
