@@ -24,6 +24,7 @@ fits. Kernels of an unmatched replay stay on its ``graph replay`` range.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -500,14 +501,18 @@ class _FrameFinder:
             for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(py)], strict=True):
                 self.slices[str(threads[lo])] = (int(lo), int(hi))
 
-    def frames(self, rows: np.ndarray) -> list[list[int]]:
-        """Per op: the rows of the python ranges enclosing it, innermost first."""
+    def _places(self, rows: np.ndarray) -> Iterator[tuple[tuple[int, int], float, float]]:
+        """Per op: the slice of its thread's python ranges, its start and its end."""
         ops = self.ops
         thread = ops["pid"].astype(str).to_numpy()[rows] + "/" + ops["tid"].astype(str).to_numpy()[rows]
         o_ts, o_end = ops["ts"].to_numpy(dtype=np.float64)[rows], ops["end"].to_numpy(dtype=np.float64)[rows]
-        out = []
         for t, start, stop in zip(thread, o_ts, o_end, strict=True):
-            lo, hi = self.slices.get(str(t), (0, 0))
+            yield self.slices.get(str(t), (0, 0)), float(start), float(stop)
+
+    def frames(self, rows: np.ndarray) -> list[list[int]]:
+        """Per op: the rows of the python ranges enclosing it, innermost first."""
+        out = []
+        for (lo, hi), start, stop in self._places(rows):
             j = lo + int(np.searchsorted(self.ts[lo:hi], start + self.tol, side="right")) - 1
             while j >= lo and self.end[j] + self.tol < stop:
                 j = int(self.parent[j])
@@ -521,12 +526,8 @@ class _FrameFinder:
     def modules(self, rows: np.ndarray) -> list[list[int]]:
         """Per op: the rows of the ``nn.Module`` ranges that enclose it in time on its thread (parent
         links can be missing in a trace; time cannot)."""
-        ops = self.ops
-        thread = ops["pid"].astype(str).to_numpy()[rows] + "/" + ops["tid"].astype(str).to_numpy()[rows]
-        o_ts, o_end = ops["ts"].to_numpy(dtype=np.float64)[rows], ops["end"].to_numpy(dtype=np.float64)[rows]
         out = []
-        for t, start, stop in zip(thread, o_ts, o_end, strict=True):
-            lo, hi = self.slices.get(str(t), (0, 0))
+        for (lo, hi), start, stop in self._places(rows):
             mods = self.module_rows(lo, hi)
             hold = (self.ts[mods] <= start + self.tol) & (self.end[mods] + self.tol >= stop)
             out.append(mods[hold].tolist())
