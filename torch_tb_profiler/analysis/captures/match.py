@@ -23,6 +23,7 @@ fits. Kernels of an unmatched replay stay on its ``graph replay`` range.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -489,6 +490,7 @@ class _FrameFinder:
         self.parent = python_parents(py) if len(py) else np.zeros(0, dtype=np.int64)
         self.python = py
         self._modules: dict[tuple[int, int], np.ndarray] = {}
+        self._as_lists: tuple[list[float], list[float], list[int]] | None = None
         module_ids = py["py_module_id"].to_numpy() if "py_module_id" in py else np.full(len(py), -1)
         self.is_module = np.array([n.startswith("nn.Module: ") for n in self.names], dtype=bool) & (
             module_ids >= 0
@@ -511,17 +513,24 @@ class _FrameFinder:
 
     def frames(self, rows: np.ndarray) -> list[list[int]]:
         """Per op: the rows of the python ranges enclosing it, innermost first."""
+        ts, end, parent = self._lists()
         out = []
         for (lo, hi), start, stop in self._places(rows):
-            j = lo + int(np.searchsorted(self.ts[lo:hi], start + self.tol, side="right")) - 1
-            while j >= lo and self.end[j] + self.tol < stop:
-                j = int(self.parent[j])
+            j = bisect.bisect_right(ts, start + self.tol, lo, hi) - 1
+            while j >= lo and end[j] + self.tol < stop:
+                j = parent[j]
             chain = []
             while j >= 0 and len(chain) < MAX_FRAMES:
                 chain.append(j)
-                j = int(self.parent[j])
+                j = parent[j]
             out.append(chain)
         return out
+
+    def _lists(self) -> tuple[list[float], list[float], list[int]]:
+        """The columns as Python lists: a walk up parent links reads one item at a time."""
+        if self._as_lists is None:
+            self._as_lists = (self.ts.tolist(), self.end.tolist(), self.parent.tolist())
+        return self._as_lists
 
     def modules(self, rows: np.ndarray) -> list[list[int]]:
         """Per op: the rows of the ``nn.Module`` ranges that enclose it in time on its thread (parent
@@ -542,6 +551,6 @@ class _FrameFinder:
     def stacks(self, rows: np.ndarray, chains: list[list[int]]) -> list[str]:
         legacy = self.ops["call_stack"].astype(str).to_numpy()[rows]
         return [
-            leg if leg not in ("", "nan", "None") else ";".join(str(self.names[j]) for j in chain)
+            leg if leg not in ("", "nan", "None") else ";".join(self.names[chain].tolist())
             for leg, chain in zip(legacy, chains, strict=True)
         ]
