@@ -432,3 +432,72 @@ def test_the_module_view_shows_the_graphs_modules(tmp_path: Path) -> None:
     assert fig.loc["Model_0", "device_self_us"] == 0.0
     copies = p.python[p.python["tid"].astype(str).str.endswith("(graph replay)")]
     assert sorted(copies["name"]) == ["nn.Module: Linear_0", "nn.Module: Model_0", "nn.Module: Norm_0"]
+
+
+def test_the_persisted_index_holds_the_merge_and_a_changed_capture_makes_it_stale(tmp_path: Path) -> None:
+    import os
+    import time
+
+    from torch_tb_profiler.ingest import persist
+    from torch_tb_profiler.ingest.loading import RunStore
+
+    logdir = _run_with_captures(tmp_path / "logs")
+    index = persist.open_store(str(tmp_path / "index"))
+    assert index is not None
+
+    def load() -> tuple[bool, float]:
+        store = RunStore(str(logdir), processes=0, settle_seconds=0, index=index)
+        try:
+            store.scan_once()
+            assert store.wait_idle(60)
+            (f,) = store.runs()[0]["files"]
+            table = operators.operator_table(store.get_profile("serve", "decode", None)).set_index("name")
+            assert store.runs()[0]["captures"]["matched_replays"] == 1
+            return f["from_index"], float(table.loc["aten::mm", "device_self_us"])
+        finally:
+            store.close()
+
+    assert load() == (False, 40.0)
+    assert load() == (True, 40.0)  # re-opened from the index, merged as it was
+    capture = logdir / "serve" / "capture_traces" / "bs_32_rank0.json"
+    _capture(capture, [("aten::linear", "gemm_kernel", [[32, 4096], [4096, 4096]]), ADD])
+    os.utime(capture, (time.time() - 30,) * 2)
+    store = RunStore(str(logdir), processes=0, settle_seconds=0, index=index)
+    try:
+        store.scan_once()
+        assert store.wait_idle(60)
+        assert [f["from_index"] for f in store.runs()[0]["files"]] == [False]  # the capture changed
+        table = operators.operator_table(store.get_profile("serve", "decode", None)).set_index("name")
+        assert table.loc["aten::linear", "device_self_us"] == 40.0 and "aten::mm" not in table.index
+    finally:
+        store.close()
+
+
+def test_torch_tb_profiler_index_merges_the_captures_too(tmp_path: Path) -> None:
+    import contextlib
+    import io
+    import os
+    import time
+
+    from torch_tb_profiler.cli.main import main
+    from torch_tb_profiler.ingest import persist
+    from torch_tb_profiler.ingest.loading import RunStore
+
+    logdir = _run_with_captures(tmp_path / "logs")
+    for path in logdir.rglob("*.json"):
+        os.utime(path, (time.time() - 30,) * 2)
+    with contextlib.redirect_stderr(io.StringIO()):
+        assert (
+            main(["index", str(logdir), "--index-dir", str(tmp_path / "index"), "--local-workers", "1"]) == 0
+        )
+    store = RunStore(
+        str(logdir), processes=0, settle_seconds=0, index=persist.open_store(str(tmp_path / "index"))
+    )
+    try:
+        store.scan_once()
+        assert store.wait_idle(60)
+        assert [f["from_index"] for f in store.runs()[0]["files"]] == [True]
+        table = operators.operator_table(store.get_profile("serve", "decode", None)).set_index("name")
+        assert table.loc["aten::mm", "replayed_device_us"] == 40.0
+    finally:
+        store.close()

@@ -54,8 +54,7 @@ def summarise(
                 )
                 continue
             try:
-                # a current persisted index (docs/scale.md); never for a file merged with graph captures
-                profile = None if f.captures else read_current(loc, f.info)
+                profile = read_current(loc, f.info, f.captures)  # a current persisted index (docs/scale.md)
                 if profile is not None:
                     profile.run, profile.worker, profile.span = f.key
                 else:

@@ -36,6 +36,7 @@ class Task:
     worker: str
     span: str
     info: FileInfo  # as listed by the driver: the index is keyed on it, as the plugin's scan keys it
+    captures: tuple[FileInfo, ...] = ()  # the run's capture folder: merged, and part of the key
 
 
 @dataclass
@@ -60,6 +61,7 @@ def _location(url: str, options: str | None) -> Location:
 
 def index_file(task: Task) -> Result:
     """Index one trace file (runs on a worker; never raises)."""
+    from torch_tb_profiler.ingest.captures import capture_sources
     from torch_tb_profiler.ingest.parse import load_profile
     from torch_tb_profiler.ingest.persist import IndexStore, max_bytes
 
@@ -69,15 +71,17 @@ def index_file(task: Task) -> Result:
         loc = _location(task.logdir, task.storage_options)
         index_loc = _location(task.index_dir, task.storage_options)
         store = IndexStore(index_loc, max_bytes() if index_loc.is_local else None)
-        if store.is_current(loc, task.info):
+        if store.is_current(loc, task.info, task.captures):
             return Result(task, CURRENT, seconds=time.monotonic() - started, host=host)
         local = local_copy(loc, task.info)
-        profile = load_profile(local, task.run, task.worker, task.span)
+        sources, notes = capture_sources(loc, task.captures) if task.captures else ([], [])
+        profile = load_profile(local, task.run, task.worker, task.span, captures=sources)
+        profile.meta.warnings.extend(notes)
         profile.source = task.info.path
         now = file_info(loc, task.info.path)
         if (now.size, now.mtime, now.etag) != (task.info.size, task.info.mtime, task.info.etag):
             raise RuntimeError("the file changed while it was indexed; run index again")
-        store.save(loc, task.info, profile)
+        store.save(loc, task.info, profile, task.captures)
     except MemoryError:
         return Result(task, FAILED, "out of memory while parsing this file", time.monotonic() - started, host)
     except Exception as e:
@@ -89,7 +93,9 @@ def index_file(task: Task) -> Result:
 def tasks_for(logdir: str, files: list[TraceFile], index_dir: str, storage_options: str | None) -> list[Task]:
     """Biggest files first: the last task to finish is then a small one."""
     ordered = sorted(files, key=lambda f: -f.info.size)
-    return [Task(logdir, storage_options, index_dir, f.run, f.worker, f.span, f.info) for f in ordered]
+    return [
+        Task(logdir, storage_options, index_dir, f.run, f.worker, f.span, f.info, f.captures) for f in ordered
+    ]
 
 
 class Engine:

@@ -287,13 +287,13 @@ class RunStore(Residency, RunQueries):
         index and is not the file its run opens on (first worker, first span: read whole, for its
         overview). Its full profile is read when a view of that worker asks (``_resident_profile``).
         False when the file must be read whole."""
-        if self.index is None or self.location is None or f.captures:
+        if self.index is None or self.location is None:
             return False
         with self._lock:
             run = f.key[0]
             opening = f.key == min(k for k in self._index if k[0] == run)
         try:
-            lookup = self.index.load_summary(self.location, f.info)
+            lookup = self.index.load_summary(self.location, f.info, f.captures)
         except Exception as e:  # the index is an optimisation: never let it cost the file
             log.warning("reading the index summary of %s failed: %s", f.info.path, e)
             return False
@@ -319,6 +319,7 @@ class RunStore(Residency, RunQueries):
                 comms=facts["comms"],
                 distributed_info=bool(summary.meta.distributed_info),
                 framework=summary.meta.framework,
+                graph_captures=summary.meta.graph_captures,
             )
             if opening:
                 # the file its run opens on: ready now (its overview answer is in the summary), read whole
@@ -354,12 +355,12 @@ class RunStore(Residency, RunQueries):
         return outcome, index_note, indexed is not None, fetch_failed
 
     def _from_index(self, f: TraceFile) -> tuple[Profile | None, str | None]:
-        """The file's current index, if any, and a warning when an existing one was unusable. A file
-        merged with its run's graph captures is always parsed: the index is keyed by one file's identity."""
-        if self.index is None or self.location is None or f.captures:
+        """The file's current index, if any, and a warning when an existing one was unusable (its key
+        includes the run's capture files, for a trace merged with its graph captures)."""
+        if self.index is None or self.location is None:
             return None, None
         try:
-            lookup = self.index.load(self.location, f.info)
+            lookup = self.index.load(self.location, f.info, f.captures)
         except Exception as e:  # the index is an optimisation: never let it cost the file
             log.warning("reading the index of %s failed: %s", f.info.path, e)
             return None, None
@@ -369,10 +370,10 @@ class RunStore(Residency, RunQueries):
         return lookup.profile, lookup.problem
 
     def _save_index(self, f: TraceFile, profile: Profile) -> None:
-        if self.index is None or self.location is None or f.captures:
+        if self.index is None or self.location is None:
             return
         try:
-            self.index.save(self.location, f.info, profile)
+            self.index.save(self.location, f.info, profile, f.captures)
         except Exception as e:
             log.warning("could not write the index of %s to %s: %s", f.info.path, self.index.url, e)
 

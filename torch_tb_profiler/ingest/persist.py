@@ -54,10 +54,23 @@ def default_dir() -> Path:
     return cloud_cache.cache_dir().parent / "index"
 
 
-def identity(loc: Location, info: FileInfo) -> dict[str, Any]:
-    """What names one version of one trace file."""
+def identity(loc: Location, info: FileInfo, captures: tuple[FileInfo, ...] = ()) -> dict[str, Any]:
+    """What names one version of one trace file; with its run's capture folder (a trace merged with its
+    graph captures), the version of every file there too, so a changed capture makes the index stale."""
     url = info.path if loc.is_local else loc.fs.unstrip_protocol(info.path)
-    return {"namespace": loc.namespace, "url": url, "size": info.size, "mtime": info.mtime, "etag": info.etag}
+    ident = {
+        "namespace": loc.namespace,
+        "url": url,
+        "size": info.size,
+        "mtime": info.mtime,
+        "etag": info.etag,
+    }
+    if captures:
+        ident["captures"] = sorted(
+            [c.path if loc.is_local else loc.fs.unstrip_protocol(c.path), c.size, c.mtime, c.etag]
+            for c in captures
+        )
+    return ident
 
 
 @dataclass
@@ -88,11 +101,11 @@ class IndexStore:
         return f"{self.loc.root}/{_LAYOUT}/{key[:2]}/{key[2:34]}{SUFFIX}"
 
     # ---- reading ---------------------------------------------------------------------------------
-    def load(self, loc: Location, info: FileInfo) -> Lookup:
+    def load(self, loc: Location, info: FileInfo, captures: tuple[FileInfo, ...] = ()) -> Lookup:
         """The current index of a trace file, or why there is none usable."""
         from torch_tb_profiler.ingest import index_format as fmt
 
-        ident = identity(loc, info)
+        ident = identity(loc, info, captures)
         path = self.path_for(ident)
         try:
             data = self._read_if_current(path, ident, fmt)
@@ -111,12 +124,14 @@ class IndexStore:
             return self._unusable(ident, path, str(e))
         return Lookup(profile)
 
-    def load_summary(self, loc: Location, info: FileInfo) -> SummaryLookup:
+    def load_summary(
+        self, loc: Location, info: FileInfo, captures: tuple[FileInfo, ...] = ()
+    ) -> SummaryLookup:
         """The summary of a trace file's current index (index_format.loads_summary): reads the header and
         the summary only, not the event tables, which ``load`` reads (and checks) when a view needs them."""
         from torch_tb_profiler.ingest import index_format as fmt
 
-        ident = identity(loc, info)
+        ident = identity(loc, info, captures)
         path = self.path_for(ident)
         try:
             data = self._read_if_current(path, ident, fmt, summary_only=True)
@@ -134,11 +149,11 @@ class IndexStore:
             )
             return SummaryLookup(None, self._unusable(ident, path, why).problem)
 
-    def is_current(self, loc: Location, info: FileInfo) -> bool:
+    def is_current(self, loc: Location, info: FileInfo, captures: tuple[FileInfo, ...] = ()) -> bool:
         """Whether a current index exists (reads only the header)."""
         from torch_tb_profiler.ingest import index_format as fmt
 
-        ident = identity(loc, info)
+        ident = identity(loc, info, captures)
         try:
             self._read_if_current(self.path_for(ident), ident, fmt, header_only=True)
         except Exception:
@@ -205,11 +220,13 @@ class IndexStore:
         return Lookup(None, message)
 
     # ---- writing ---------------------------------------------------------------------------------
-    def save(self, loc: Location, info: FileInfo, profile: Profile) -> str:
+    def save(
+        self, loc: Location, info: FileInfo, profile: Profile, captures: tuple[FileInfo, ...] = ()
+    ) -> str:
         """Write the index of a freshly parsed profile; returns its path (raises on failure)."""
         from torch_tb_profiler.ingest import index_format as fmt
 
-        ident = identity(loc, info)
+        ident = identity(loc, info, captures)
         data = fmt.dumps(profile, ident)
         path = self.path_for(ident)
         if self.loc.is_local:
@@ -317,7 +334,7 @@ def open_store(url: str | None = None) -> IndexStore | None:
     return IndexStore(loc, max_bytes() if loc.is_local else None)
 
 
-def read_current(loc: Location, info: FileInfo) -> Profile | None:
+def read_current(loc: Location, info: FileInfo, captures: tuple[FileInfo, ...] = ()) -> Profile | None:
     """The profile from the default index location (env or per-user folder) when a current index is
     there; None otherwise (turned off, absent, stale, unreadable: the caller parses)."""
     try:
@@ -327,7 +344,7 @@ def read_current(loc: Location, info: FileInfo) -> Profile | None:
     if store is None:
         return None
     try:
-        return store.load(loc, info).profile
+        return store.load(loc, info, captures).profile
     except Exception as e:
         log.warning("reading the index of %s failed: %s", info.path, e)
         return None
