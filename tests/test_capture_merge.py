@@ -501,3 +501,23 @@ def test_torch_tb_profiler_index_merges_the_captures_too(tmp_path: Path) -> None
         assert table.loc["aten::mm", "replayed_device_us"] == 40.0
     finally:
         store.close()
+
+
+def test_cuda_launches_named_only_by_their_graph_node(tmp_path: Path) -> None:
+    """CUDA launch calls do not name their kernel: where the profiler writes graph node ids on the
+    capture-time launches and on the replayed kernels, those match them."""
+    b = TraceBuilder()
+    b.runtime("cudaStreamBeginCapture", 0, 1)
+    for i, (op, node) in enumerate([("aten::mm", 5), ("aten::add", 6)]):
+        ext = b.op(op, 10 + 100 * i, 50)
+        b.runtime("cudaLaunchKernel", 15 + 100 * i, 5, ext_id=ext, extra_args={"graph node id": node})
+    b.runtime("cudaStreamEndCapture", 500, 1)
+    cap = b.write(tmp_path / "cap.pt.trace.json")
+    r = TraceBuilder()
+    corr = r.runtime("cudaGraphLaunch", 100, 10)
+    r.kernel("ampere_sgemm", 200, 30, corr, extra_args={"graph node id": 5})
+    r.kernel("elementwise_add", 231, 4, corr, extra_args={"graph node id": 6})
+    table = operators.operator_table(_load(r.write(tmp_path / "r.pt.trace.json"), (cap, None))).set_index(
+        "name"
+    )
+    assert (table.loc["aten::mm", "device_self_us"], table.loc["aten::add", "device_self_us"]) == (30.0, 4.0)

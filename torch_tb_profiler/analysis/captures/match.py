@@ -61,7 +61,7 @@ class Segment:
     """One stream capture of a capture trace: its kernel launch calls in order."""
 
     capture: int  # index into the captures
-    number: int  # its order among the capture's segments
+    number: int  # its order among the capture's segments that launched kernels
     start: float
     end: float
     launches: np.ndarray  # rows of the capture's runtimes
@@ -75,7 +75,6 @@ class _Fit:
     segment: Segment
     positions: np.ndarray  # per replayed kernel: the index of its launch in the segment
     leftovers: int
-    signature: tuple = field(default=())
 
 
 def segments(capture: Profile, index: int) -> list[Segment]:
@@ -84,7 +83,9 @@ def segments(capture: Profile, index: int) -> list[Segment]:
     if not len(rts):
         return []
     names = rts["name"].astype(str).to_numpy()
-    launched = _matches(names, KERNEL_LAUNCH) & (rts["kernel"].astype(str).to_numpy() != "")
+    # a launch names its kernel (ROCm) or its graph node (CUDA, where the profiler writes it)
+    named = (rts["kernel"].astype(str).to_numpy() != "") | (rts["graph_node_id"].to_numpy() >= 0)
+    launched = _matches(names, KERNEL_LAUNCH) & named
     executed = (
         np.isin(rts["corr"].to_numpy(), capture.device["corr"].to_numpy()) if len(capture.device) else False
     )
@@ -104,14 +105,14 @@ def segments(capture: Profile, index: int) -> list[Segment]:
             if later.size:
                 spans.append((t, float(start), float(later[0])))
     out = []
-    for number, (t, start, stop) in enumerate(sorted(spans, key=lambda s: s[1])):
+    for t, start, stop in sorted(spans, key=lambda s: s[1]):
         rows = np.flatnonzero(captured & (thread == t) & (ts >= start) & (end <= stop))
         rows = rows[np.argsort(ts[rows], kind="stable")]
         if rows.size:
             out.append(
                 Segment(
                     capture=index,
-                    number=number,
+                    number=len(out),
                     start=start,
                     end=stop,
                     launches=rows,
