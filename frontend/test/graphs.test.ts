@@ -41,3 +41,12 @@ describe("inference steps in the Overview", () => {
     expect(inferenceLine(i!)).toMatch(/^2 decode steps, 1 mixed step · 8,155 context \+ 37 generation tokens · 37\.\d+ µs per token$/);
   });
 });
+
+describe("graph replays in the Kernel view", () => {
+  it("reads a kernel row's replayed calls and time, 0 for older answers", async () => {
+    const { readKernelRow } = await import("../src/views/Kernel");
+    const k = readKernelRow({ name: "gemm", calls: 145, total_us: 5782.3, replayed_calls: 145, replayed_device_us: 5782.3 });
+    expect([k.replayedCalls, k.replayed]).toEqual([145, 5782.3]);
+    expect(readKernelRow({ name: "old", calls: 1 }).replayedCalls).toBe(0);
+  });
+});

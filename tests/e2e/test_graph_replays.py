@@ -73,6 +73,13 @@ def test_operator_view_lists_the_captured_ops_with_replayed_time(tb_inference, p
     steps = page.inner_text('[data-testid="inference-steps"]')
     assert steps.startswith("Inference steps: 1 decode step · 0 context + 32 generation tokens · ")
     shot(page, "graph_replays_overview.png", max_height=1400)
+    # the Kernel view: the replayed kernels' time, and the op that captured them in the detailed grouping
+    page.goto(app_url(tb_inference, run="sglang_decode", view="Kernel", kgroup="detailed"))
+    page.wait_for_selector('[data-testid="kernel-table"] [role="cell"][data-col="replayed"]')
+    operators_ = page.locator(
+        '[data-testid="kernel-table"] [role="cell"][data-col="operator"]'
+    ).all_inner_texts()
+    assert "aten::mm" in [o.strip() for o in operators_]
     assert rec.errors == [] and rec.foreign() == []
 
 

@@ -25,6 +25,9 @@ export interface KernelRow {
   min: number | null;
   blocksPerSm: number | null;
   occupancy: number | null;
+  /** calls and time that ran in graph replays (docs/metrics.md, "Graph replays") */
+  replayedCalls: number;
+  replayed: number;
 }
 
 /** -1 marks "not in the trace". */
@@ -56,6 +59,8 @@ export function readKernelRow(r: unknown): KernelRow {
     min: num(r, "min_us"),
     blocksPerSm: num(r, "mean_blocks_per_sm"),
     occupancy: num(r, "mean_achieved_occupancy_pct"),
+    replayedCalls: num(r, "replayed_calls") ?? 0,
+    replayed: num(r, "replayed_device_us") ?? 0,
   };
 }
 
@@ -132,6 +137,8 @@ function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (
     { id: "max", header: "Max", kind: "duration", value: (r) => r.max },
     { id: "min", header: "Min", kind: "duration", value: (r) => r.min },
   );
+  if (rows.some((r) => r.replayedCalls > 0))
+    cols.push({ id: "replayed", header: "Replayed", kind: "duration", value: (r) => r.replayed, tooltip: "Time of the calls that ran in graph replays" });
   if (rows.some((r) => r.blocksPerSm !== null))
     cols.push({ id: "blocks_per_sm", header: "Mean blocks/SM", kind: "number", value: (r) => r.blocksPerSm });
   if (rows.some((r) => r.occupancy !== null))
