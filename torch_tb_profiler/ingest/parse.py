@@ -123,9 +123,8 @@ class TablesPart:
     ) -> Profile:
         tables = concat_tables(self.tables)
         self.tables = []
-        merge = merger(tables) if merger is not None else None
         return profile_from_tables(
-            tables, self.top, self.repairs, self.event_count, run, worker, span, source, merge=merge
+            tables, self.top, self.repairs, self.event_count, run, worker, span, source, merger=merger
         )
 
 

@@ -42,9 +42,8 @@ def build_profile(
     events, decoded.events = decoded.events, []
     event_count = len(events)
     tables = build_tables(events)  # empties the list: events are released table by table
-    merge = merger(tables) if merger is not None else None
     return profile_from_tables(
-        tables, decoded.top, decoded.repairs, event_count, run, worker, span, source, merge=merge
+        tables, decoded.top, decoded.repairs, event_count, run, worker, span, source, merger=merger
     )
 
 
@@ -57,10 +56,11 @@ def profile_from_tables(
     worker: str,
     span: str,
     source: str,
-    merge: ReplayMerge | None = None,
+    merger: Callable[[Tables], ReplayMerge | None] | None = None,
 ) -> Profile:
     """The model over a file's tables; ``top`` is its metadata keys, ``repairs`` what decoding fixed;
-    ``merge``: the capture-time ops its graph replays ran (analysis/captures/), placed on replay threads."""
+    ``merger``: what its graph replays ran at capture time (analysis/captures/), placed on replay threads."""
+    merge = merger(tables) if merger is not None else None
     meta = _meta(top, [*repairs, *tables.warnings], tables, event_count=event_count)
     tol = nesting_tolerance(tables.ops, tables.runtimes)
     raw_ops, launches, replay_rows = with_replay_ranges(tables.ops, tables.runtimes, tables.device)

@@ -107,10 +107,10 @@ def overview_note(profile) -> dict[str, Any] | None:
             f"{stats['replays']} graph replay(s): all their device time is attributed to the operators "
             "that captured them (capture traces merged)."
         )
+    return {**stats, "text": text, **merge_report(profile)}
+
+
+def merge_report(profile) -> dict[str, Any]:
+    """What the capture merge said (model meta): the captures matched and why replays were not."""
     merged = profile.meta.graph_captures or {}
-    return {
-        **stats,
-        "text": text,
-        "captures": merged.get("captures", []),
-        "unmatched": merged.get("unmatched", []),
-    }
+    return {"captures": merged.get("captures", []), "unmatched": merged.get("unmatched", [])}

@@ -114,9 +114,4 @@ def _graphs(profile) -> dict[str, Any] | None:
     if not stats["replays"]:
         return None
     keys = ("replays", "replayed_device_us", "attributed_device_us", "unattributed_device_us")
-    merged = profile.meta.graph_captures or {}
-    return {
-        **{k: stats[k] for k in keys},
-        "captures": merged.get("captures", []),
-        "unmatched": merged.get("unmatched", []),
-    }
+    return {**{k: stats[k] for k in keys}, **replays.merge_report(profile)}
