@@ -96,3 +96,20 @@ def test_without_the_capture_the_overview_says_what_it_cannot_attribute(tb_infer
     assert device["graph replay"] == pytest.approx(9656.4, abs=0.5)
     assert not any(n.startswith("execute_") and v > 100 for n, v in device.items())  # the step range
     assert rec.errors == []
+
+
+def test_graph_replay_views_in_dark_mode(browser, tb_inference, rec) -> None:
+    ctx = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 900})
+    try:
+        pg = ctx.new_page()
+        pg.goto(app_url(tb_inference, run="sglang_decode", view="Overview"))
+        pg.locator('[data-testid="graphs-note"]').wait_for()
+        assert pg.evaluate("document.documentElement.dataset.theme") == "dark"
+        color = pg.evaluate("getComputedStyle(document.querySelector('[data-testid=\"graphs-note\"]')).color")
+        assert color != "rgb(0, 0, 0)"  # the note is drawn in the dark theme's text colour
+        pg.locator('[data-testid="graph-replays"]').scroll_into_view_if_needed()
+        pg.goto(app_url(tb_inference, run="sglang_decode", view="Operator"))
+        pg.wait_for_selector('[data-testid="op-table"] [role="cell"][data-col="replayed"]')
+        shot(pg, "graph_replays_operators_dark.png", max_height=1100)
+    finally:
+        ctx.close()
