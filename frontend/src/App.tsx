@@ -182,7 +182,7 @@ export function App(): ReactNode {
     body = (
       <Suspense fallback={<Loading what={`the ${viewLabel(view)} view`} />}>
         <ViewComponent
-          key={`${run.name}|${view}|${worker}|${span ?? ""}|${runVersion}`}
+          key={`${run.name}|${view}|${worker}|${span ?? ""}|${state.capture ?? ""}|${runVersion}`}
           api={api}
           run={run.name}
           worker={worker}
@@ -223,7 +223,7 @@ export function App(): ReactNode {
               testId="select-view"
               value={view}
               options={viewNames.map((v) => ({ value: v, label: viewLabel(v) }))}
-              onChange={(v) => setState({ view: v }, true)}
+              onChange={(v) => setState({ view: v, capture: null }, true)}
             />
           )}
           {/* the Distributed view covers every worker: no worker to pick there */}
@@ -233,7 +233,7 @@ export function App(): ReactNode {
               testId="select-worker"
               value={worker}
               options={workerNames.map((w) => ({ value: w, label: workerLabel(run, w) }))}
-              onChange={(v) => setState({ worker: v, span: null }, true)}
+              onChange={(v) => setState({ worker: v, span: null, capture: null }, true)}
             />
           )}
           {spanNames.length > 1 && span && (
@@ -242,7 +242,7 @@ export function App(): ReactNode {
               testId="select-span"
               value={span}
               options={spanNames.map((s) => ({ value: s }))}
-              onChange={(v) => setState({ span: v }, true)}
+              onChange={(v) => setState({ span: v, capture: null }, true)}
             />
           )}
         </nav>

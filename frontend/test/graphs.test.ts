@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { readOpRow } from "../src/views/Operator";
 import { readGraphs } from "../src/views/Overview";
+import { readEvent } from "../src/timeline/api";
+import { timelineParams } from "../src/views/Trace";
 
 describe("graph replays in the Overview and the Operator view", () => {
   it("reads the overview's graphs note (docs/api.md)", () => {
@@ -48,5 +50,19 @@ describe("graph replays in the Kernel view", () => {
     const k = readKernelRow({ name: "gemm", calls: 145, total_us: 5782.3, replayed_calls: 145, replayed_device_us: 5782.3 });
     expect([k.replayedCalls, k.replayed]).toEqual([145, 5782.3]);
     expect(readKernelRow({ name: "old", calls: 1 }).replayedCalls).toBe(0);
+  });
+});
+
+describe("a replayed kernel's capture link", () => {
+  const kernel = { id: "dev:4", name: "gemm", kind: "dev", category: "kernel", track: 3, depth: 0, start_us: 10, dur_us: 2, self_us: null, args: {}, frames: [], links: [] };
+  it("reads the capture trace and the launch to open, and nothing when absent or incomplete", () => {
+    expect(readEvent({ ...kernel, capture: { file: "bs_32_rank0.json.gz", launch: "rt:2" } }).capture).toEqual({ file: "bs_32_rank0.json.gz", launch: "rt:2" });
+    expect(readEvent(kernel).capture).toBeNull();
+    expect(readEvent({ ...kernel, capture: { file: "bs_32_rank0.json.gz" } }).capture).toBeNull();
+  });
+  it("adds the capture to the timeline routes' parameters only while one is shown", () => {
+    const p = { run: "r", worker: "w", span: null, state: {} };
+    expect(timelineParams(p)).toEqual({ run: "r", worker: "w" });
+    expect(timelineParams({ ...p, span: "2", state: { capture: "c.json" } })).toEqual({ run: "r", worker: "w", span: "2", capture: "c.json" });
   });
 });

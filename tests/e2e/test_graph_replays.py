@@ -83,6 +83,38 @@ def test_operator_view_lists_the_captured_ops_with_replayed_time(tb_inference, p
     assert rec.errors == [] and rec.foreign() == []
 
 
+def test_a_replayed_kernel_opens_the_capture_trace_at_its_launch(tb_inference, page, rec) -> None:
+    worker = "sglang_Qwen3-8B_decode"
+    status, kernels_ = tb_inference.get("kernels", run="sglang_decode", worker=worker)
+    assert status == 200
+    top = kernels_["top"][0]["name"]  # a GEMM, run in the replay only
+    page.goto(app_url(tb_inference, run="sglang_decode", view="Trace", find=f"kernel:{top}"))
+    details = page.locator('[data-testid="timeline-details"]')
+    details.locator('[data-testid="timeline-capture-link"]').wait_for()
+    captured_by = details.locator('tr:has(th:text-is("captured by")) td').inner_text()
+    assert captured_by and "Call stack" in details.inner_text()
+    details.locator('[data-testid="timeline-capture-link"]').click()
+    banner = page.locator('[data-testid="timeline-capture"]')
+    banner.wait_for()
+    assert "bs_32_rank0.json.gz" in banner.inner_text()
+    page.wait_for_function(
+        "() => new URLSearchParams(location.search).get('capture') === 'bs_32_rank0.json.gz'"
+    )
+    # the launch call that recorded the kernel, selected, inside the op that captured it
+    name = page.locator('[data-testid="timeline-details-name"]')
+    page.wait_for_function(
+        "() => /Launch/.test(document.querySelector('[data-testid=timeline-details-name]')?.textContent ?? '')"
+    )
+    assert "LaunchKernel" in name.inner_text()
+    links = page.locator('[data-testid="timeline-details"] [data-testid="timeline-link"]').all_inner_texts()
+    assert captured_by in [x.strip() for x in links]
+    shot(page, "graph_replays_capture_timeline.png", max_height=1400)
+    page.locator('[data-testid="timeline-capture-back"]').click()
+    page.wait_for_function("() => !new URLSearchParams(location.search).get('capture')")
+    page.locator('[data-testid="timeline"]').wait_for()
+    assert rec.errors == [] and rec.foreign() == []
+
+
 def test_without_the_capture_the_overview_says_what_it_cannot_attribute(tb_inference, page, rec) -> None:
     page.goto(app_url(tb_inference, run="sglang_no_capture", view="Overview"))
     note = page.locator('[data-testid="graphs-note"]')

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from torch_tb_profiler.ingest.budget import Resident
+from torch_tb_profiler.ingest.capture_profiles import CaptureProfiles
 from torch_tb_profiler.ingest.captures import capture_sources
 from torch_tb_profiler.ingest.discovery import Scanner, TraceFile
 from torch_tb_profiler.ingest.errors import NotFound
@@ -97,6 +98,7 @@ class RunStore(Residency, RunQueries):
         cores = os.cpu_count() or 1
         workers = cores if processes is None else max(0, min(processes, cores))
         self.pool = ParserPool(workers)
+        self._captures = CaptureProfiles(lambda local: self.pool.parse(local))
         # fetching remote files and waiting on the pool happens on these threads
         self._dispatch = cf.ThreadPoolExecutor(
             max_workers=max(2, workers), thread_name_prefix="profiler-fetch"

@@ -109,6 +109,15 @@ class RunQueries(StoreState):
     def get_profile(self, run: str, worker: str, span: str | None) -> Profile:
         return self._resident_profile(self._ready_path(run, worker, span))
 
+    def capture_profile(self, run: str, worker: str, span: str | None, file: str) -> Profile:
+        """The graph capture trace ``file`` of the profile's run, as a profile of its own (capture_profiles.py)."""
+        path = self._ready_path(run, worker, span)
+        owner = self._resident_profile(path)
+        with self._lock:
+            captures = self._files[path].file.captures
+        assert self.location is not None
+        return self._captures.get(self.location, captures, file, owner)
+
     def kept_answer(self, run: str, worker: str, span: str | None, name: str) -> Any:
         """A small answer kept for a ready file (``keep_answer``) or stored in its index summary; None
         when there is none (the caller computes it from the profile)."""

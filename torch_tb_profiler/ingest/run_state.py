@@ -17,6 +17,7 @@ from torch_tb_profiler.ingest.storage import Location
 from torch_tb_profiler.model import Profile
 
 if TYPE_CHECKING:  # index_format needs pyarrow, which the plugin runs without (no index then)
+    from torch_tb_profiler.ingest.capture_profiles import CaptureProfiles
     from torch_tb_profiler.ingest.index_format import IndexedSummary
 
 
@@ -161,3 +162,4 @@ class StoreState:
     _index: dict[tuple[str, str, str], str]  # (run, worker, span) -> path
     _scan_error: str | None
     _scan_warnings: list[str]
+    _captures: CaptureProfiles  # the runs' graph capture traces opened on their own (the Trace view's link)

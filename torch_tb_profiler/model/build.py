@@ -89,6 +89,7 @@ def profile_from_tables(
         position[device_order] = np.arange(len(device_order))
         rows, owners = merge.kernel_ops[:, 0], merge.kernel_ops[:, 1]
         device.loc[position[rows], "op"] = new_row[merged_rows[owners]]
+        _with_capture_launches(device, position, merge.kernel_launches)
     memory = tables.memory.sort_values("ts", kind="stable").reset_index(drop=True)
     memory["op"] = finder.find(memory["pid"].to_numpy(), memory["tid"].to_numpy(), memory["ts"].to_numpy())
     return Profile(
@@ -112,6 +113,17 @@ def profile_from_tables(
         others=tables.others,
         counters=tables.counters.sort_values(["name", "key", "ts"], kind="stable").reset_index(drop=True),
     )
+
+
+def _with_capture_launches(device: pd.DataFrame, position: np.ndarray, launches: np.ndarray) -> None:
+    """``capture`` (index into the merge report's captures) and ``capture_launch`` (row of that capture
+    trace's runtimes) per replayed kernel, -1 elsewhere: where the timeline opens the capture at its launch."""
+    capture = np.full(len(device), -1, dtype=np.int16)
+    launch = np.full(len(device), -1, dtype=np.int64)
+    if launches.size:
+        at = position[launches[:, 0]]
+        capture[at], launch[at] = launches[:, 1], launches[:, 2]
+    device["capture"], device["capture_launch"] = capture, launch
 
 
 def _device_properties(props: Any, warnings: list[str]) -> list[dict[str, Any]]:

@@ -41,6 +41,8 @@ class ReplayMerge:
     kernel_ops: np.ndarray  # (n, 2) int64: (raw device row, row of ``ops`` that launched it)
     report: dict[str, Any] = field(default_factory=dict)  # captures matched, replays unmatched (meta)
     python: pd.DataFrame | None = None  # copies of the capture's nn.Module ranges, on the replay threads
+    # (n, 3) int64: (raw device row, capture index, row of the capture's runtimes that launched it)
+    kernel_launches: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
 
 
 def with_replayed_ops(ops: pd.DataFrame, merge: ReplayMerge | None) -> tuple[pd.DataFrame, np.ndarray]:

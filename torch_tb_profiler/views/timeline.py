@@ -18,6 +18,7 @@ from torch_tb_profiler.analysis.timeline import index as tl
 from torch_tb_profiler.analysis.timeline import queries, windows
 from torch_tb_profiler.analysis.timeline.events import details
 from torch_tb_profiler.ingest.loading import RunStore
+from torch_tb_profiler.model import Profile
 from torch_tb_profiler.views.common import (
     bad_request,
     choice_param,
@@ -42,8 +43,18 @@ COLUMNS = (
 )
 
 
+def timeline_profile(request: Request, store: RunStore) -> Profile:
+    """The profile named by run, worker and span, or with ``capture=<file>`` one of its run's graph capture
+    traces (the Trace view opens a replayed kernel's capture there)."""
+    capture = request.args.get("capture")
+    if not capture:
+        return profile_param(request, store)
+    span = request.args.get("span") or None
+    return store.capture_profile(param(request, "run"), param(request, "worker"), span, capture)
+
+
 def _index(request: Request, store: RunStore) -> tl.TimelineIndex:
-    return tl.index(profile_param(request, store))
+    return tl.index(timeline_profile(request, store))
 
 
 def _range_params(request: Request) -> tuple[float, float]:
@@ -90,7 +101,7 @@ def _tracks_param(request: Request, idx: tl.TimelineIndex) -> list[int] | None:
 
 
 def tracks(request: Request, store: RunStore) -> dict[str, Any]:
-    profile = profile_param(request, store)
+    profile = timeline_profile(request, store)
     idx = tl.index(profile)
     steps = profile.steps
     return {
@@ -186,7 +197,7 @@ def event(request: Request, store: RunStore) -> dict[str, Any]:
         kind, row = queries.parse_id(raw)
     except ValueError as e:
         raise bad_request(str(e)) from None
-    profile = profile_param(request, store)
+    profile = timeline_profile(request, store)
     idx = tl.index(profile)
     position = queries.locate(idx, kind, row)
     if position < 0:

@@ -214,6 +214,8 @@ export interface TlEvent extends TlPlace {
   args: [string, string][];
   frames: Frame[];
   links: TlLink[];
+  /** a replayed kernel whose capture was merged: the capture trace and the id of its launch call there */
+  capture: { file: string; launch: string } | null;
 }
 
 export function readEvent(d: unknown): TlEvent {
@@ -228,7 +230,15 @@ export function readEvent(d: unknown): TlEvent {
       : [],
     frames: readFrames(get(d, "frames") ?? []),
     links: arr(d, "links").map((l) => ({ ...readPlace(l), relation: str(l, "relation") })),
+    capture: readCaptureLink(get(d, "capture")),
   };
+}
+
+function readCaptureLink(c: unknown): { file: string; launch: string } | null {
+  if (!isObj(c)) return null;
+  const file = str(c, "file");
+  const launch = str(c, "launch");
+  return file && launch ? { file, launch } : null;
 }
 
 export interface TlSearch {

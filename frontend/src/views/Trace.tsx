@@ -41,6 +41,14 @@ export function parseFind(find: string | undefined): { kind: string; name: strin
   return { kind: "any", name: find, at: null };
 }
 
+/** The timeline routes' parameters: the profile's, and `capture` when the view shows one of the run's
+ * graph capture traces (opened from a replayed kernel's details). */
+export function timelineParams(p: Pick<ViewProps, "run" | "worker" | "span" | "state">): Record<string, string> {
+  const out = profileParams(p);
+  if (p.state.capture) out.capture = p.state.capture;
+  return out;
+}
+
 /** A relative time for the address: µs with at most 3 decimals. */
 const urlTime = (t: number) => String(Math.round(t * 1000) / 1000);
 
@@ -62,12 +70,14 @@ declare global {
 }
 
 export function TraceView(p: ViewProps): ReactNode {
-  const base = profileParams(p);
+  const base = timelineParams(p);
   const tracks = useApi<unknown>(p.api, "timeline/tracks", base);
   const data = useMemo(() => (tracks.data === undefined ? null : readTracks(tracks.data)), [tracks.data]);
   const exportHref = p.api.url("trace", base);
   const exportName = `${fileSlug(p.run, p.worker, p.span)}.pt.trace.json.gz`;
-  const exportLink = (
+  const exportLink = p.state.capture ? (
+    <CaptureBanner p={p} />
+  ) : (
     <a className="btn" href={exportHref} download={exportName} data-testid="trace-download" title="Download the trace (with GPU counter tracks) for Perfetto or chrome://tracing">
       Export
     </a>
@@ -99,7 +109,7 @@ const AGG_COLUMNS: Column<TlAggRow>[] = [
 
 function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; exportLink: ReactNode }): ReactNode {
   const theme = useTheme();
-  const base = useMemo(() => profileParams(p), [p.run, p.worker, p.span]);
+  const base = useMemo(() => timelineParams(p), [p.run, p.worker, p.span, p.state.capture]);
   const rootRef = useRef<HTMLDivElement>(null);
   const mainRef = useRef<HTMLCanvasElement>(null);
   const rulerRef = useRef<HTMLCanvasElement>(null);
@@ -453,7 +463,27 @@ export function timelineStatus(state: string, detail: Detail | null): string {
   return coarse;
 }
 
+/** Shown instead of the export button while the view shows a graph capture trace. */
+function CaptureBanner({ p }: { p: ViewProps }): ReactNode {
+  return (
+    <span className="tl-capture" data-testid="timeline-capture">
+      Graph capture trace <strong>{p.state.capture}</strong> (what the replays ran, as recorded at capture time) ·{" "}
+      <a
+        href="#"
+        data-testid="timeline-capture-back"
+        onClick={(e) => {
+          e.preventDefault();
+          p.setState({ capture: null, sel: null, t0: null, t1: null }, true);
+        }}
+      >
+        back to the replay trace
+      </a>
+    </span>
+  );
+}
+
 function Details({
+  p,
   id,
   loading,
   error,
@@ -497,6 +527,24 @@ function Details({
             <dd>
               <code>{event.id}</code>
             </dd>
+            {event.capture && (
+              <>
+                <dt>Captured in</dt>
+                <dd>
+                  <a
+                    href="#"
+                    data-testid="timeline-capture-link"
+                    title="Open the graph capture trace at the launch call that recorded this kernel"
+                    onClick={(e) => {
+                      e.preventDefault();
+                      if (event.capture) p.setState({ capture: event.capture.file, sel: event.capture.launch, t0: null, t1: null, find: null }, true);
+                    }}
+                  >
+                    {event.capture.file}, at its launch ▸
+                  </a>
+                </dd>
+              </>
+            )}
           </dl>
           {event.links.length > 0 && (
             <>

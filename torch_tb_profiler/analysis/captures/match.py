@@ -177,6 +177,7 @@ def plan_merge(tables: Tables, captures: list[CaptureTrace]) -> ReplayMerge | No
     return ReplayMerge(
         ops=copies.frame(tables.ops.columns),
         kernel_ops=copies.kernel_ops(),
+        kernel_launches=copies.kernel_launches(),
         report=report,
         python=copies.python_frame(),
     )
@@ -327,6 +328,7 @@ class _Copies:
         self.captures = captures
         self.columns: dict[str, list[np.ndarray]] = {c: [] for c in _COPIED}
         self.pairs: list[np.ndarray] = []
+        self.launch_rows: list[np.ndarray] = []  # (replayed kernel, capture, the capture's launch call)
         self.rows = 0
         self._chains: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._facts: dict[int, dict[str, np.ndarray]] = {}
@@ -371,6 +373,8 @@ class _Copies:
         launcher = chain_ops[offsets[positions[has_op]]]
         copy_row = self.rows + np.searchsorted(chosen, launcher)
         self.pairs.append(np.stack([rows[has_op], copy_row], axis=1))
+        capture = np.full(rows.size, fit.segment.capture, dtype=np.int64)
+        self.launch_rows.append(np.stack([rows, capture, fit.segment.launches[positions]], axis=1))
         self.rows += n
 
     def frame(self, columns: pd.Index) -> pd.DataFrame:
@@ -382,6 +386,11 @@ class _Copies:
 
     def kernel_ops(self) -> np.ndarray:
         return np.concatenate(self.pairs).astype(np.int64) if self.pairs else np.zeros((0, 2), dtype=np.int64)
+
+    def kernel_launches(self) -> np.ndarray:
+        if not self.launch_rows:
+            return np.zeros((0, 3), dtype=np.int64)
+        return np.concatenate(self.launch_rows).astype(np.int64)
 
     def _chain(self, seg: Segment) -> tuple[np.ndarray, np.ndarray]:
         """Per launch of the segment (CSR offsets): its op and that op's ancestors inside the segment."""

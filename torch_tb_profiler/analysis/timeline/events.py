@@ -101,6 +101,21 @@ def _capture_of(profile: Profile, row: int, out: dict[str, Any]) -> None:
         if _shown(record[column]):
             out["args"][label] = _plain(record[column])
     out["frames"] = _frames(profile, "op", op)
+    launch = _capture_launch(profile, row)
+    if launch is not None:
+        out["capture"] = launch
+
+
+def _capture_launch(profile: Profile, row: int) -> dict[str, Any] | None:
+    """Where a replayed kernel was launched at capture time: the capture trace's file name (a profile of
+    its own: ``capture=<file>`` on the per-profile routes) and the id of its launch call there."""
+    if "capture_launch" not in profile.device.columns:
+        return None
+    capture, launch = int(profile.device["capture"].iat[row]), int(profile.device["capture_launch"].iat[row])
+    captures = (profile.meta.graph_captures or {}).get("captures", [])
+    if capture < 0 or launch < 0 or capture >= len(captures):
+        return None
+    return {"file": str(captures[capture]["file"]), "launch": f"rt:{launch}"}
 
 
 def _shown(value: Any) -> bool:
