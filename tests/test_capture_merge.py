@@ -97,6 +97,8 @@ def test_replayed_kernels_go_to_the_ops_that_captured_them(tmp_path: Path) -> No
             "segments": 1,
             "matched_replays": 1,
             "leftover_launches": 0,
+            "rank": None,
+            "used": True,
         }
     ]
     # the copies keep the capture's shapes and its enclosing annotation, on the replay thread
@@ -381,6 +383,8 @@ def test_summary_reports_the_merge_and_no_capture_profile(tmp_path: Path) -> Non
             "segments": 1,
             "matched_replays": 1,
             "leftover_launches": 0,
+            "rank": 0,
+            "used": True,
         }
     ]
     ops = {o["name"]: o for o in profile["operators"]}
@@ -521,3 +525,33 @@ def test_cuda_launches_named_only_by_their_graph_node(tmp_path: Path) -> None:
         "name"
     )
     assert (table.loc["aten::mm", "device_self_us"], table.loc["aten::add", "device_self_us"]) == (30.0, 4.0)
+
+
+ADDMM = ("aten::addmm", "gemm_kernel", [[32, 4096], [4096, 4096]])
+
+
+def test_each_rank_takes_the_captures_of_its_own_rank(tmp_path: Path) -> None:
+    """Two ranks' captures of the same kernels from different ops: alone they would be ambiguous; the
+    trace's rank (distributedInfo, else its file name) picks its own; another rank's is never used."""
+    from torch_tb_profiler.analysis.captures.match import trace_rank
+
+    rank0 = _capture(tmp_path / "bs_32_rank0.json", [MM, ADD])
+    rank1 = _capture(tmp_path / "bs_32_rank1.json", [ADDMM, ADD])
+    kernels_ = [("gemm_kernel", 40), ("add_kernel", 5)]
+    assert trace_rank({}, "x/decode_rank1.pt.trace.json") == 1 and trace_rank({}, "frank1.json") is None
+    assert trace_rank({"distributedInfo": {"rank": 3}}, "decode_rank1.json") == 3
+    # no rank known: both fit, with different ops for gemm_kernel -> ambiguous, not merged
+    p = _load(_replay(tmp_path / "decode.pt.trace.json", kernels_), (rank0, 32), (rank1, 32))
+    assert p.meta.graph_captures["unmatched_replays"] == 1
+    # the file name says rank 1: its own capture, aten::addmm
+    p = _load(_replay(tmp_path / "decode_rank1.pt.trace.json", kernels_), (rank0, 32), (rank1, 32))
+    table = operators.operator_table(p).set_index("name")
+    assert table.loc["aten::addmm", "device_self_us"] == 40.0 and "aten::mm" not in table.index
+    used = [
+        (c["file"], c["rank"], c["used"], c["matched_replays"]) for c in p.meta.graph_captures["captures"]
+    ]
+    assert used == [("bs_32_rank0.json", 0, False, 0), ("bs_32_rank1.json", 1, True, 1)]
+    # only another rank's capture: not used, the replay stays on its graph replay row
+    p = _load(_replay(tmp_path / "decode_rank1.pt.trace.json", kernels_), (rank0, 32))
+    assert p.meta.graph_captures["captures"][0]["used"] is False
+    assert replays.replay_stats(p)["unattributed_device_us"] == 45.0

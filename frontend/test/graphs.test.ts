@@ -13,7 +13,10 @@ describe("graph replays in the Overview and the Operator view", () => {
       attributed_device_us: 100,
       unattributed_device_us: 12,
       text: "…",
-      captures: [{ file: "bs_32_rank0.json.gz", batch_size: 32, mode: "FULL", matched_replays: 1, leftover_launches: 2 }],
+      captures: [
+        { file: "bs_32_rank0.json.gz", batch_size: 32, mode: "FULL", matched_replays: 1, leftover_launches: 2, rank: 0, used: true },
+        { file: "bs_32_rank1.json.gz", batch_size: 32, mode: "FULL", matched_replays: 0, leftover_launches: 0, rank: 1, used: false },
+      ],
       unmatched: ["replay 2 (3 kernels): ambiguous"],
     });
     expect(g).toEqual({
@@ -22,7 +25,10 @@ describe("graph replays in the Overview and the Operator view", () => {
       replayedShare: 90,
       attributed: 100,
       unattributed: 12,
-      captures: [{ file: "bs_32_rank0.json.gz", batchSize: 32, mode: "FULL", matched: 1, leftovers: 2 }],
+      captures: [
+        { file: "bs_32_rank0.json.gz", batchSize: 32, mode: "FULL", matched: 1, leftovers: 2, rank: 0, used: true },
+        { file: "bs_32_rank1.json.gz", batchSize: 32, mode: "FULL", matched: 0, leftovers: 0, rank: 1, used: false },
+      ],
       unmatched: ["replay 2 (3 kernels): ambiguous"],
     });
   });

@@ -19,7 +19,7 @@ import pandas as pd
 
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.model.build import build_profile, profile_from_tables
-from torch_tb_profiler.model.graph_replays import ReplayMerge
+from torch_tb_profiler.model.graph_replays import Merger, ReplayMerge
 from torch_tb_profiler.trace.chunks import CHUNK_BYTES, NotChunkable, decoded_chunks, text_size
 from torch_tb_profiler.trace.decode import TraceDecodeError, decode, read_bytes
 from torch_tb_profiler.trace.limits import LimitError
@@ -49,7 +49,7 @@ def load_profile(
 ) -> Profile:
     """Parse one local trace file into a Profile (raises TraceDecodeError when unreadable); with
     ``captures``, the graph replays it holds are merged with them (analysis/captures/match.py)."""
-    merger = _merger(captures) if captures else None
+    merger = _merger(captures, path) if captures else None
     size = text_size(path)
     if size is not None and size >= 2 * chunk_bytes:
         try:
@@ -66,27 +66,29 @@ def load_whole(
     run: str = "",
     worker: str = "",
     span: str = "",
-    merger: Callable[[Tables], ReplayMerge | None] | None = None,
+    merger: Merger | None = None,
 ) -> Profile:
     """The whole file decoded at once, with every repair (see trace/decode.py)."""
     decoded = decode(read_bytes(path))
     return build_profile(decoded, run=run, worker=worker, span=span, source=path, merger=merger)
 
 
-def _merger(captures: Sequence[CaptureSource]) -> Callable[[Tables], ReplayMerge | None]:
+def _merger(captures: Sequence[CaptureSource], path: str) -> Merger:
     """Parse the capture traces (each failure reported, never fatal) and match them on the tables."""
-    from torch_tb_profiler.analysis.captures.match import CaptureTrace, plan_merge
+    from torch_tb_profiler.analysis.captures.match import CaptureTrace, plan_merge, trace_rank
 
     loaded: list[CaptureTrace] = []
     failed: list[str] = []
     for c in captures:
         try:
-            loaded.append(CaptureTrace(c.file, load_profile(c.path), c.batch_size, c.mode))
+            profile = load_profile(c.path)
+            rank = trace_rank({"distributedInfo": profile.meta.distributed_info or {}}, c.file)
+            loaded.append(CaptureTrace(c.file, profile, c.batch_size, c.mode, rank))
         except Exception as e:  # a broken capture costs its attribution, not the run's trace
             failed.append(f"capture {c.file} could not be read: {type(e).__name__}: {e}")
 
-    def merge(tables: Tables) -> ReplayMerge | None:
-        plan = plan_merge(tables, loaded) if loaded else None
+    def merge(tables: Tables, top: dict[str, Any]) -> ReplayMerge | None:
+        plan = plan_merge(tables, loaded, trace_rank(top, path)) if loaded else None
         if failed:
             plan = plan or ReplayMerge(ops=pd.DataFrame(), kernel_ops=np.zeros((0, 2), dtype=np.int64))
             plan.report.setdefault("captures", [])
@@ -119,7 +121,7 @@ class TablesPart:
         worker: str,
         span: str,
         source: str,
-        merger: Callable[[Tables], ReplayMerge | None] | None = None,
+        merger: Merger | None = None,
     ) -> Profile:
         tables = concat_tables(self.tables)
         self.tables = []

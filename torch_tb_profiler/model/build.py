@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.model.graph_replays import (
-    ReplayMerge,
+    Merger,
     with_replay_ranges,
     with_replayed_modules,
     with_replayed_ops,
@@ -36,7 +36,7 @@ def build_profile(
     worker: str,
     span: str,
     source: str,
-    merger: Callable[[Tables], ReplayMerge | None] | None = None,
+    merger: Merger | None = None,
 ) -> Profile:
     """``merger``: what the tables' graph replays ran at capture time (ingest/parse.py's captures)."""
     events, decoded.events = decoded.events, []
@@ -56,11 +56,11 @@ def profile_from_tables(
     worker: str,
     span: str,
     source: str,
-    merger: Callable[[Tables], ReplayMerge | None] | None = None,
+    merger: Merger | None = None,
 ) -> Profile:
     """The model over a file's tables; ``top`` is its metadata keys, ``repairs`` what decoding fixed;
     ``merger``: what its graph replays ran at capture time (analysis/captures/), placed on replay threads."""
-    merge = merger(tables) if merger is not None else None
+    merge = merger(tables, top) if merger is not None else None
     meta = _meta(top, [*repairs, *tables.warnings], tables, event_count=event_count)
     tol = nesting_tolerance(tables.ops, tables.runtimes)
     raw_ops, launches, replay_rows = with_replay_ranges(tables.ops, tables.runtimes, tables.device)

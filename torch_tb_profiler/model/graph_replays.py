@@ -21,11 +21,15 @@ replayed kernels link to those copies. A copy ran no host code in this trace: it
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from torch_tb_profiler.trace.tables import Tables
 
 GRAPH_LAUNCH = re.compile(r"^(cuda|cu|hip)GraphLaunch")
 GRAPH_REPLAY_CAT = "graph_replay"
@@ -43,6 +47,10 @@ class ReplayMerge:
     python: pd.DataFrame | None = None  # copies of the capture's nn.Module ranges, on the replay threads
     # (n, 3) int64: (raw device row, capture index, row of the capture's runtimes that launched it)
     kernel_launches: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.int64))
+
+
+# what a trace's graph replays ran at capture time, from its tables and its metadata keys (ingest/parse.py)
+Merger = Callable[["Tables", dict[str, Any]], "ReplayMerge | None"]
 
 
 def with_replayed_ops(ops: pd.DataFrame, merge: ReplayMerge | None) -> tuple[pd.DataFrame, np.ndarray]:

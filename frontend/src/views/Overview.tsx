@@ -153,6 +153,8 @@ export function readGraphs(g: unknown) {
       mode: str(c, "mode"),
       matched: num(c, "matched_replays") ?? 0,
       leftovers: num(c, "leftover_launches") ?? 0,
+      rank: num(c, "rank"),
+      used: get(c, "used") !== false,
     })),
     unmatched: arr(g, "unmatched").map(String),
   };
@@ -340,8 +342,15 @@ export function OverviewView(p: ViewProps): ReactNode {
               {shaped.graphs.captures.map((c, i) => (
                 <li key={i}>
                   {c.file}
-                  {c.batchSize !== null && ` (batch size ${c.batchSize}${c.mode ? `, ${c.mode}` : ""})`}: {formatCount(c.matched)} replay
-                  {c.matched === 1 ? "" : "s"} matched, {formatCount(c.leftovers)} captured launch{c.leftovers === 1 ? "" : "es"} never replayed
+                  {c.batchSize !== null && ` (batch size ${c.batchSize}${c.mode ? `, ${c.mode}` : ""})`}
+                  {c.used ? (
+                    <>
+                      : {formatCount(c.matched)} replay
+                      {c.matched === 1 ? "" : "s"} matched, {formatCount(c.leftovers)} captured launch{c.leftovers === 1 ? "" : "es"} never replayed
+                    </>
+                  ) : (
+                    <span className="muted">: recorded on rank {c.rank}, not this trace's rank: not used</span>
+                  )}
                 </li>
               ))}
             </ul>

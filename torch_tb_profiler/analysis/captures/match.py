@@ -24,9 +24,11 @@ fits. Kernels of an unmatched replay stay on its ``graph replay`` range.
 from __future__ import annotations
 
 import bisect
+import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -43,6 +45,8 @@ KERNEL_LAUNCH = re.compile(
 )
 BEGIN_CAPTURE = re.compile(r"StreamBeginCapture")
 END_CAPTURE = re.compile(r"StreamEndCapture")
+# "rank0", "rank_3", "rank-12" in a file name, not inside a word ("frank1")
+RANK_IN_NAME = re.compile(r"(?:^|[^a-z])rank[_-]?(\d+)", re.IGNORECASE)
 MAX_REASONS = 20  # unmatched replays listed one by one; the rest are counted
 
 
@@ -54,6 +58,7 @@ class CaptureTrace:
     profile: Profile
     batch_size: int | None = None
     mode: str | None = None
+    rank: int | None = None  # the rank it was recorded on (trace_rank), None when it does not say
 
 
 @dataclass
@@ -124,14 +129,35 @@ def segments(capture: Profile, index: int) -> list[Segment]:
     return out
 
 
-def plan_merge(tables: Tables, captures: list[CaptureTrace]) -> ReplayMerge | None:
+def trace_rank(top: dict[str, Any], file: str) -> int | None:
+    """The rank a trace was recorded on: its ``distributedInfo.rank``, else a ``rank<N>`` in its file name."""
+    info = top.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    if isinstance(rank, int) and not isinstance(rank, bool) and rank >= 0:
+        return rank
+    found = RANK_IN_NAME.search(posixpath.basename(file))
+    return int(found.group(1)) if found else None
+
+
+def usable_captures(captures: list[CaptureTrace], rank: int | None) -> list[bool]:
+    """Per capture: whether it may take the replays of a trace of ``rank``. A capture recorded on another
+    rank never does; when some capture is of the trace's own rank, the captures that state no rank are
+    left out too (each rank captures its own graphs)."""
+    if rank is None:
+        return [True] * len(captures)
+    own = any(c.rank == rank for c in captures)
+    return [c.rank == rank or (c.rank is None and not own) for c in captures]
+
+
+def plan_merge(tables: Tables, captures: list[CaptureTrace], rank: int | None = None) -> ReplayMerge | None:
     """The capture-time ops of every matched replay, copied for the replay trace's model (None without a
-    capture or a replay)."""
+    capture or a replay); ``rank``: the trace's (trace_rank), for usable_captures."""
     rts, dev = tables.runtimes, tables.device
     launches = graph_launches(rts)
     if not captures or not launches.size:
         return None
-    segs = [s for i, c in enumerate(captures) for s in segments(c.profile, i)]
+    usable = usable_captures(captures, rank)
+    segs = [s for i, c in enumerate(captures) if usable[i] for s in segments(c.profile, i)]
     kernels = _replayed_kernels(rts, dev, launches)
     replay = _Replays(
         names=dev["name"].astype(str).to_numpy() if len(dev) else np.zeros(0, dtype=object),
@@ -168,6 +194,8 @@ def plan_merge(tables: Tables, captures: list[CaptureTrace]) -> ReplayMerge | No
                 "segments": len(per_capture[i]),
                 "matched_replays": matched[i],
                 "leftover_launches": leftovers[i],
+                "rank": c.rank,
+                "used": usable[i],
             }
             for i, c in enumerate(captures)
         ],
