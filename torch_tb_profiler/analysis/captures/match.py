@@ -530,7 +530,11 @@ class _FrameFinder:
         self._modules: dict[tuple[int, int], np.ndarray] = {}
         self._as_lists: tuple[list[float], list[float], list[int]] | None = None
         module_ids = py["py_module_id"].to_numpy() if "py_module_id" in py else np.full(len(py), -1)
-        self.is_module = np.array([n.startswith("nn.Module: ") for n in self.names], dtype=bool) & (
+        codes, distinct = pd.factorize(self.names)  # names repeat: test each distinct one once
+        named = np.fromiter(
+            (str(n).startswith("nn.Module: ") for n in distinct), dtype=bool, count=len(distinct)
+        )
+        self.is_module = (named[codes] if len(distinct) else np.zeros(len(py), dtype=bool)) & (
             module_ids >= 0
         )
         self.tol = nesting_tolerance(py, self.ops)
@@ -553,16 +557,27 @@ class _FrameFinder:
         """Per op: the rows of the python ranges enclosing it, innermost first."""
         ts, end, parent = self._lists()
         out = []
+        chains: dict[int, list[int]] = {}  # by range: its chain, shared by the ops inside it
         for (lo, hi), start, stop in self._places(rows):
             j = bisect.bisect_right(ts, start + self.tol, lo, hi) - 1
             while j >= lo and end[j] + self.tol < stop:
                 j = parent[j]
-            chain = []
-            while j >= 0 and len(chain) < MAX_FRAMES:
-                chain.append(j)
-                j = parent[j]
-            out.append(chain)
+            out.append(self._chain_from(j, parent, chains))
         return out
+
+    @staticmethod
+    def _chain_from(j: int, parent: list[int], chains: dict[int, list[int]]) -> list[int]:
+        """Range ``j`` and its ancestors, innermost first, at most MAX_FRAMES. The chain of every range
+        walked is kept, so a walk up stops at the first range an earlier op's walk reached."""
+        path = []
+        k = j
+        while k >= 0 and k not in chains:
+            path.append(k)
+            k = parent[k]
+        full = path + (chains[k] if k >= 0 else [])
+        for i, row in enumerate(path):
+            chains[row] = full[i : i + MAX_FRAMES]
+        return chains[j] if j >= 0 else []
 
     def _lists(self) -> tuple[list[float], list[float], list[int]]:
         """The columns as Python lists: a walk up parent links reads one item at a time."""
@@ -588,7 +603,15 @@ class _FrameFinder:
 
     def stacks(self, rows: np.ndarray, chains: list[list[int]]) -> list[str]:
         legacy = self.ops["call_stack"].astype(str).to_numpy()[rows]
+        joined: dict[int, str] = {}  # by chain: frames() shares one list between the ops of a call
+
+        def text(chain: list[int]) -> str:
+            key = id(chain)
+            if key not in joined:
+                joined[key] = ";".join(self.names[chain].tolist())
+            return joined[key]
+
         return [
-            leg if leg not in ("", "nan", "None") else ";".join(self.names[chain].tolist())
+            leg if leg not in ("", "nan", "None") else text(chain)
             for leg, chain in zip(legacy, chains, strict=True)
         ]
