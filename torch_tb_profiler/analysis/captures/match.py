@@ -361,6 +361,7 @@ class _Copies:
         self._chains: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._facts: dict[int, dict[str, np.ndarray]] = {}
         self._frame_cache: dict[int, dict[int, tuple[str, list[int]]]] = {}
+        self._by_rows: dict[tuple[int, bytes], tuple[np.ndarray, _Enclosing]] = {}
         self.python_columns: dict[str, list[np.ndarray]] = {c: [] for c in _PYTHON_COPIED}
         self._frames: dict[int, _FrameFinder] = {}
 
@@ -386,7 +387,7 @@ class _Copies:
         add = self.columns
         for column in ("name", "cat", "input_dims", "input_types"):
             add[column].append(facts[column][chosen])
-        stacks, modules = self._frames_of(fit.segment.capture, chosen)
+        stacks, enclosing = self._frames_of(fit.segment.capture, chosen)
         add["call_stack"].append(stacks)
         add["ts"].append(lo)
         add["dur"].append(hi - lo)
@@ -394,7 +395,7 @@ class _Copies:
         where = (str(rts["pid"].iat[launch]), f"{rts['tid'].iat[launch]}{REPLAY_THREAD}")
         add["pid"].append(np.full(n, where[0], dtype=object))
         add["tid"].append(np.full(n, where[1], dtype=object))
-        self._add_modules(fit.segment.capture, modules, lo, hi, where)
+        self._add_modules(enclosing, lo, hi, where)
         add["replay"].append(np.full(n, launch, dtype=np.int64))
         # each kernel -> the copy of its launching op (the first op of its chain)
         has_op = counts > 0
@@ -448,41 +449,40 @@ class _Copies:
             self._facts[capture] = {c: ops[c].astype(str).to_numpy() for c in columns}
         return self._facts[capture]
 
-    def _frames_of(self, capture: int, rows: np.ndarray) -> tuple[np.ndarray, list[list[int]]]:
-        """The call stacks at capture time of some ops of a capture, and the python rows of the
-        ``nn.Module`` ranges enclosing each; each op's made once."""
+    def _frames_of(self, capture: int, rows: np.ndarray) -> tuple[np.ndarray, _Enclosing]:
+        """The call stacks at capture time of some ops of a capture, and the ``nn.Module`` ranges
+        enclosing them; each op's made once, and the answer for a set of ops once (replays of one graph
+        copy the same ops again and again)."""
+        key = (capture, rows.tobytes())
+        if key in self._by_rows:
+            return self._by_rows[key]
         known = self._frame_cache.setdefault(capture, {})
         missing = np.array([r for r in rows.tolist() if r not in known], dtype=np.int64)
+        if capture not in self._frames:
+            self._frames[capture] = _FrameFinder(self.captures[capture].profile)
+        finder = self._frames[capture]
         if missing.size:
-            if capture not in self._frames:
-                self._frames[capture] = _FrameFinder(self.captures[capture].profile)
-            finder = self._frames[capture]
             stacks = finder.stacks(missing, finder.frames(missing))
             for r, stack, mods in zip(missing.tolist(), stacks, finder.modules(missing), strict=True):
                 known[r] = (stack, mods)
-        stacks = np.asarray([known[r][0] for r in rows.tolist()], dtype=object)
-        return stacks, [known[r][1] for r in rows.tolist()]
+        answer = (
+            np.asarray([known[r][0] for r in rows.tolist()], dtype=object),
+            _Enclosing.of([known[r][1] for r in rows.tolist()], finder.python),
+        )
+        self._by_rows[key] = answer
+        return answer
 
-    def _add_modules(
-        self, capture: int, modules: list[list[int]], lo: np.ndarray, hi: np.ndarray, where: tuple
-    ) -> None:
+    def _add_modules(self, enclosing: _Enclosing, lo: np.ndarray, hi: np.ndarray, where: tuple) -> None:
         """Copies of the module ranges enclosing the copied ops, each spanning the ops it encloses."""
-        span: dict[int, list[float]] = {}
-        for mods, a, b in zip(modules, lo.tolist(), hi.tolist(), strict=True):
-            for m in mods:
-                if m in span:
-                    span[m][0], span[m][1] = min(span[m][0], a), max(span[m][1], b)
-                else:
-                    span[m] = [a, b]
-        if not span:
+        n = enclosing.rows.size
+        if not n:
             return
-        py = self._frames[capture].python
-        rows = np.array(sorted(span), dtype=np.int64)
-        start = np.array([span[r][0] for r in rows.tolist()])
-        stop = np.array([span[r][1] for r in rows.tolist()])
-        n = rows.size
+        start = np.full(n, np.inf)
+        stop = np.full(n, -np.inf)
+        np.minimum.at(start, enclosing.module, lo[enclosing.op])
+        np.maximum.at(stop, enclosing.module, hi[enclosing.op])
         cols = self.python_columns
-        cols["name"].append(py["name"].astype(str).to_numpy()[rows])
+        cols["name"].append(enclosing.names)
         cols["ts"].append(start)
         cols["dur"].append(stop - start)
         cols["end"].append(stop)
@@ -490,12 +490,38 @@ class _Copies:
         cols["tid"].append(np.full(n, where[1], dtype=object))
         cols["py_id"].append(np.full(n, -1, dtype=np.int64))
         cols["py_parent_id"].append(np.full(n, -1, dtype=np.int64))
-        cols["py_module_id"].append(py["py_module_id"].to_numpy()[rows].astype(np.int64))
+        cols["py_module_id"].append(enclosing.module_ids)
 
     def python_frame(self) -> pd.DataFrame | None:
         if not self.python_columns["name"]:
             return None
         return pd.DataFrame({c: np.concatenate(v) for c, v in self.python_columns.items()})
+
+
+@dataclass
+class _Enclosing:
+    """The ``nn.Module`` ranges of a capture enclosing a set of copied ops: per (op, module) pair the op's
+    index in the set and the module's among ``rows`` (the capture's python rows, sorted)."""
+
+    op: np.ndarray
+    module: np.ndarray
+    rows: np.ndarray
+    names: np.ndarray
+    module_ids: np.ndarray
+
+    @staticmethod
+    def of(modules: list[list[int]], python: pd.DataFrame) -> _Enclosing:
+        counts = np.fromiter((len(m) for m in modules), dtype=np.int64, count=len(modules))
+        op = np.repeat(np.arange(len(modules), dtype=np.int64), counts)
+        flat = np.fromiter((r for m in modules for r in m), dtype=np.int64, count=int(counts.sum()))
+        rows, module = np.unique(flat, return_inverse=True)
+        return _Enclosing(
+            op=op,
+            module=module.astype(np.int64),
+            rows=rows,
+            names=python["name"].astype(str).to_numpy()[rows],
+            module_ids=python["py_module_id"].to_numpy()[rows].astype(np.int64),
+        )
 
 
 _PYTHON_COPIED = ("name", "ts", "dur", "end", "pid", "tid", "py_id", "py_parent_id", "py_module_id")
