@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.memory import usage as mem
 from torch_tb_profiler.analysis.timeline.counters import counter_series, trace_range
@@ -459,8 +460,10 @@ def _describe(
 
 
 def _device_name(profile: Profile, device: int) -> str:
+    """ "GPU 0 (NVIDIA H100)", "MTIA 9": the device's kind, as the Overview names it, its id and name."""
     props = profile.meta.device_property(device)
-    label = f"GPU {device}"
+    kind = accelerator(profile).kind
+    label = f"{kind if kind != 'CPU' else 'Device'} {device}"  # CPU: memory records without device work
     return f"{label} ({props['name']})" if props.get("name") else label
 
 
