@@ -27,6 +27,22 @@ def test_kernels_follow_the_memory_records_when_the_two_never_meet() -> None:
     assert reconcile([2, 3], [0, 1], range(8)) == ({2: 0, 3: 1}, None)
 
 
+def test_off_rocm_kernels_apart_from_memory_are_kept_with_a_warning() -> None:
+    # CUDA writes its ordinals everywhere: kernels on 1 and memory on 0 are two devices, or unknown
+    mapping, warning = reconcile([1], [0], [0, 1], agent_indices=False)
+    assert mapping == {} and warning is not None
+
+
+def test_cuda_trace_with_kernels_on_1_and_memory_on_0_keeps_both(tmp_path) -> None:
+    b = TraceBuilder(device_properties=[{"id": 0, "name": "A"}, {"id": 1, "name": "B"}])
+    b.step(1, 0, 1000)
+    b.launch("k", 20, 5, 200, 300, ext_id=b.op("aten::mm", 10, 100), device=1)
+    b.memory(15, 1024, 0x1000, 1024, 2048, device_type=1, device_id=0)
+    p = load_profile(str(b.write(tmp_path / "cuda.pt.trace.json")))
+    assert p.meta.device_ids == [] and set(p.device["device"]) == {1}
+    assert any("device ids do not agree" in w for w in p.meta.warnings)
+
+
 def test_kernels_missing_from_the_properties_take_them_in_order() -> None:
     # one visible GPU (HIP_VISIBLE_DEVICES): kernels say 9, the only properties entry is 0
     assert reconcile([9], [], [0]) == ({9: 0}, None)

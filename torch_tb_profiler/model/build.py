@@ -130,12 +130,27 @@ def _device_map(tables: Tables, meta: TraceMeta) -> dict[int, int]:
     memory_ids = mem["device_id"].to_numpy(np.int64)[on_accelerator]
     property_ids = [p["id"] for p in meta.device_properties if isinstance(p.get("id"), int)]
     mapping, warning = reconcile(
-        np.unique(np.concatenate(activity)).tolist(), np.unique(memory_ids).tolist(), property_ids
+        np.unique(np.concatenate(activity)).tolist(),
+        np.unique(memory_ids).tolist(),
+        property_ids,
+        agent_indices=_rocm_evidence(tables, meta),
     )
     if warning:
         meta.warnings.append(warning)
     meta.device_ids = [[w, r] for w, r in sorted(mapping.items())]
     return mapping
+
+
+def _rocm_evidence(tables: Tables, meta: TraceMeta) -> bool:
+    """Whether the trace comes from ROCm, whose roctracer writes kernels' HSA agent indices: HIP
+    runtime calls (recorded under ``cuda_runtime`` too), HIP memory records (c10 type 6) or a
+    ``hip_*_version`` / ``roctracer_version`` key."""
+    if any(str(k).startswith(("hip_", "roctracer")) for k in meta.top_level):
+        return True
+    if (tables.memory["device_type"].to_numpy(np.int64) == 6).any():
+        return True
+    names = tables.runtimes["name"].unique() if len(tables.runtimes) else []
+    return any(str(n).startswith("hip") for n in names)
 
 
 def _renumbered(table: pd.DataFrame, mapping: dict[int, int]) -> pd.DataFrame:
