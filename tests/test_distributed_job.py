@@ -271,22 +271,26 @@ def test_args_only_on_the_kernel_and_c10d_only_host_op(tmp_path):
     assert row["busbw_gbps"] == pytest.approx(8000 / 80 / 1e3 * 3 / 4)
 
 
-def test_node_and_process_from_a_host_pid_worker_name(tmp_path):
+def test_node_and_process_come_from_the_trace_not_the_file_name(tmp_path):
+    # a DLRM job names its files worker0_step_12...: neither "worker0_step" nor "12" is a host or a pid
     b = TraceBuilder(pid=77, device_properties=[H100])
     b.step(1, 0, 100)
     b.launch("gemm", 10, 2, 20, 30, ext_id=b.op("aten::mm", 5, 10))
-    w = D.summarize_worker("node7_4242", load_profile(str(b.write(tmp_path / "node7_4242.pt.trace.json"))))
-    assert (w.node, w.process) == ("node7", "4242")
-    assert D.gpu_info([w]) == {
-        "node7": {
-            "Process 4242": {
-                "GPU0": {
-                    "name": "NVIDIA H100",
-                    "memory_bytes": 85899345920,
-                    "memory_gb": 80.0,
-                    "compute_capability": "9.0",
-                    "sms": 132,
-                }
-            }
+    w = D.summarize_worker(
+        "worker0_step_12", load_profile(str(b.write(tmp_path / "worker0_step_12.pt.trace.json")))
+    )
+    assert (w.node, w.process, w.process_name) == ("", "77", "python")  # no host_name: no node
+    gpus = {
+        "GPU0": {
+            "name": "NVIDIA H100",
+            "memory_bytes": 85899345920,
+            "memory_gb": 80.0,
+            "compute_capability": "9.0",
+            "sms": 132,
         }
     }
+    assert D.gpu_info([w]) == {"": {"Process 77": gpus}}
+    # with the trace's own host_name (MTIA traces write one): that is the node
+    b.top["host_name"] = "twshared0001.example"
+    w = D.summarize_worker("worker0_step_12", load_profile(str(b.write(tmp_path / "h.pt.trace.json"))))
+    assert (w.node, w.process) == ("twshared0001.example", "77")

@@ -49,10 +49,11 @@ def render(d: dict[str, Any], top: int) -> str:
             ("tensor_core_pct", "tensor cores"),
         ):
             c = g[key]
-            b = "n/a" if c["baseline"] is None else f"{c['baseline']:.1f}"
-            e = "n/a" if c["experiment"] is None else f"{c['experiment']:.1f}"
-            parts.append(f"{label} {b}% → {e}%")
-        lines.append(f"GPU {g['id']}: " + ", ".join(parts))
+            b = "n/a" if c["baseline"] is None else f"{c['baseline']:.1f}%"
+            e = "n/a" if c["experiment"] is None else f"{c['experiment']:.1f}%"
+            parts.append(f"{label} {b} → {e}")
+        paired = "" if g["baseline_id"] in (None, g["id"]) else f" (baseline GPU {g['baseline_id']})"
+        lines.append(f"GPU {g['id']}{paired}: " + ", ".join(parts))
     metric = d["sort_metric"]
     if d["operators"][:top]:
         lines.append("")
@@ -72,8 +73,9 @@ def render(d: dict[str, Any], top: int) -> str:
                 lines.append(f"  {'':<53}  (was {_short(k['baseline_name'])})")
     for m in d["memory"]:
         c = m["peak_allocated_bytes"]
+        other = f" (experiment {m['experiment_device']})" if m.get("experiment_device") else ""
         lines.append(
-            f"memory {m['device']}: peak allocated {_bytes(c['baseline'])} → {_bytes(c['experiment'])}"
+            f"memory {m['device']}{other}: peak allocated {_bytes(c['baseline'])} → {_bytes(c['experiment'])}"
         )
     dist = d.get("distributed")
     if dist:

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.model.devices import reconcile
 from torch_tb_profiler.model.graph_replays import (
     Merger,
     with_replay_ranges,
@@ -81,6 +82,12 @@ def profile_from_tables(
         runtimes.loc[launches, "op"] = runtimes.loc[launches, "host_op"] = new_row[replay_rows]
     device_order = np.argsort(tables.device["ts"].to_numpy(), kind="stable")
     device = tables.device.take(device_order).reset_index(drop=True)
+    device_map = _device_map(tables, meta)
+    gpu_annotations, syncs = tables.gpu_annotations, tables.syncs
+    if device_map:  # one id per physical device (model/devices.py)
+        device, gpu_annotations, syncs = (
+            _renumbered(t, device_map) for t in (device, gpu_annotations, syncs)
+        )
     device["runtime"], device["op"] = _device_links(ops, runtimes, device, tol)
     if merge is not None:
         meta.graph_captures = merge.report
@@ -101,13 +108,13 @@ def profile_from_tables(
         ops=ops,
         runtimes=runtimes,
         device=device,
-        gpu_annotations=tables.gpu_annotations.sort_values("ts", kind="stable").reset_index(drop=True),
+        gpu_annotations=gpu_annotations.sort_values("ts", kind="stable").reset_index(drop=True),
         python=with_replayed_modules(tables.python, merge)
         .sort_values(["pid", "tid", "ts"], kind="stable")
         .reset_index(drop=True),
         comms=comms,
         memory=memory,
-        syncs=tables.syncs,
+        syncs=syncs,
         flows=_fwdbwd(tables.flow_points, ops, finder),
         steps=step_table(ops, meta.warnings),
         others=tables.others,
@@ -124,6 +131,45 @@ def _with_capture_launches(device: pd.DataFrame, position: np.ndarray, launches:
         at = position[launches[:, 0]]
         capture[at], launch[at] = launches[:, 1], launches[:, 2]
     device["capture"], device["capture_launch"] = capture, launch
+
+
+def _device_map(tables: Tables, meta: TraceMeta) -> dict[int, int]:
+    """Written device id -> reconciled id of the device activities (only ids that change); the map
+    is kept in ``meta.device_ids``, an ambiguity in ``meta.warnings``."""
+    activity = [t["device"].to_numpy(np.int64) for t in (tables.device, tables.gpu_annotations, tables.syncs)]
+    mem = tables.memory
+    on_accelerator = mem["device_type"].to_numpy(np.int64) != 0
+    memory_ids = mem["device_id"].to_numpy(np.int64)[on_accelerator]
+    property_ids = [p["id"] for p in meta.device_properties if isinstance(p.get("id"), int)]
+    mapping, warning = reconcile(
+        np.unique(np.concatenate(activity)).tolist(),
+        np.unique(memory_ids).tolist(),
+        property_ids,
+        agent_indices=_rocm_evidence(tables, meta),
+    )
+    if warning:
+        meta.warnings.append(warning)
+    meta.device_ids = [[w, r] for w, r in sorted(mapping.items())]
+    return mapping
+
+
+def _rocm_evidence(tables: Tables, meta: TraceMeta) -> bool:
+    """Whether the trace comes from ROCm, whose roctracer writes kernels' HSA agent indices: HIP
+    runtime calls (recorded under ``cuda_runtime`` too), HIP memory records (c10 type 6) or a
+    ``hip_*_version`` / ``roctracer_version`` key."""
+    if any(str(k).startswith(("hip_", "roctracer")) for k in meta.top_level):
+        return True
+    if (tables.memory["device_type"].to_numpy(np.int64) == 6).any():
+        return True
+    names = tables.runtimes["name"].unique() if len(tables.runtimes) else []
+    return any(str(n).startswith("hip") for n in names)
+
+
+def _renumbered(table: pd.DataFrame, mapping: dict[int, int]) -> pd.DataFrame:
+    if not len(table):
+        return table
+    ids = table["device"].to_numpy(np.int64)
+    return table.assign(device=pd.Series(ids).replace(mapping).to_numpy(np.int64))
 
 
 def _device_properties(props: Any, warnings: list[str]) -> list[dict[str, Any]]:

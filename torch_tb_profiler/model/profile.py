@@ -31,6 +31,9 @@ class TraceMeta:
     event_count: int = 0
     # graph captures merged into the replays (analysis/captures/match.py): captures, unmatched replays
     graph_captures: dict[str, Any] | None = None
+    # device ids of device activities renumbered to one id per physical device (model/devices.py):
+    # [written, shown] pairs; empty when every id stands as written
+    device_ids: list[list[int]] = field(default_factory=list)
 
     def device_property(self, device: int) -> dict[str, Any]:
         for props in self.device_properties:

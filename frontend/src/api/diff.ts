@@ -79,7 +79,10 @@ export interface GpuDiff {
 }
 
 export interface MemoryDiff {
+  /** the baseline's label (the experiment's when only it has the device) */
   device: string;
+  /** the experiment's label when the two sides' accelerators are paired by role under other labels */
+  experiment_device?: string;
   peak_allocated_bytes: Change;
   peak_reserved_bytes: Change;
 }

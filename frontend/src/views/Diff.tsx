@@ -550,10 +550,13 @@ function DiffBody({
       {d.memory.length > 0 && (
         <Section title="Memory peaks" id="diff-memory">
           <DataTable
-            rows={d.memory.flatMap((m) => [
-              { figure: `${m.device} peak allocated`, c: m.peak_allocated_bytes },
-              { figure: `${m.device} peak reserved`, c: m.peak_reserved_bytes },
-            ])}
+            rows={d.memory.flatMap((m) => {
+              const label = m.experiment_device ? `${m.device} → ${m.experiment_device}` : m.device;
+              return [
+                { figure: `${label} peak allocated`, c: m.peak_allocated_bytes },
+                { figure: `${label} peak reserved`, c: m.peak_reserved_bytes },
+              ];
+            })}
             columns={[{ id: "figure", header: "Device", kind: "text", value: (r) => r.figure }, ...changeColumns<{ figure: string; c: Change }>((r) => r.c, "bytes")]}
             csvName={`${slug}-memory`}
             search={false}

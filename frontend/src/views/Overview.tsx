@@ -109,6 +109,8 @@ export function readOverview(data: unknown) {
     recommendations: arr(data, "recommendations").map(readRec),
     graphs: readGraphs(get(data, "graphs")),
     inference: readInference(get(data, "inference")),
+    /** the note of a CUPTI range-profiler trace (counters, no kernel times); "" otherwise */
+    rangeProfiler: str(get(data, "range_profiler"), "note"),
   };
 }
 
@@ -329,6 +331,12 @@ export function OverviewView(p: ViewProps): ReactNode {
           <Pie title="Time per step by category" slices={shaped.summary.map((r) => ({ name: r.category, value: r.us, key: r.key }))} testId="summary-pie" />
         </div>
       </Section>
+
+      {shaped.rangeProfiler && (
+        <Section title="Range profiler" id="range-profiler">
+          <p data-testid="range-profiler-note">{shaped.rangeProfiler}</p>
+        </Section>
+      )}
 
       {shaped.graphs && (
         <Section title="Graph replays" id="graph-replays">

@@ -66,7 +66,9 @@ def detect(profile) -> Accelerator:
         if platform in seen:
             return Accelerator(platform)
     if not len(profile.runtimes) and not len(profile.device):
-        return Accelerator(None)
+        # CUPTI range-profiler counters (analysis/core/range_profiler.py) are CUDA's too
+        cats = profile.others["cat"].to_numpy(object) if len(profile.others) else []
+        return Accelerator("CUDA" if "cuda_profiler_range" in set(cats) else None)
     if _rocm(profile):
         return Accelerator("ROCm")
     return Accelerator("CUDA")

@@ -447,15 +447,35 @@ def waterfall(
 # ---- memory and distributed -------------------------------------------------------------------------
 
 
+def memory_pairs(b: dict[str, dict], e: dict[str, dict]) -> list[tuple[str | None, str | None]]:
+    """Memory devices (label -> devices() entry) of the two sides, paired by role: when each side
+    has exactly one accelerator (any type but CPU), those two, whatever their labels (GPU0 on one
+    host, GPU1 or MTIA0 on another); every other device by its label."""
+    acc_b = [d for d, v in b.items() if v["device_type"] != 0]
+    acc_e = [d for d, v in e.items() if v["device_type"] != 0]
+    pairs: list[tuple[str | None, str | None]] = []
+    if len(acc_b) == 1 and len(acc_e) == 1:
+        pairs.append((acc_b[0], acc_e[0]))
+        b = {d: v for d, v in b.items() if d != acc_b[0]}
+        e = {d: v for d, v in e.items() if d != acc_e[0]}
+    pairs += [(d if d in b else None, d if d in e else None) for d in sorted(set(b) | set(e))]
+    return pairs
+
+
 def _memory_level(b: dict, e: dict, notes: list[str]) -> list[dict[str, Any]]:
+    """Rows named by the baseline's label (the experiment's when only it has the device);
+    ``experiment_device`` says the experiment's label where it differs."""
     out = []
-    for dev in sorted(set(b["memory"]) | set(e["memory"])):
-        mb, me = b["memory"].get(dev), e["memory"].get(dev)
+    for db, de in memory_pairs(b["memory"], e["memory"]):
+        dev = db if db is not None else de
+        mb, me = b["memory"].get(db), e["memory"].get(de)
         if mb is None or me is None:
             notes.append(
                 f"memory of {dev} is recorded only in the {'baseline' if me is None else 'experiment'}"
             )
         row: dict[str, Any] = {"device": dev}
+        if db is not None and de is not None and db != de:
+            row["experiment_device"] = de
         for f in MEMORY_FIELDS:
             row[f] = change(None if mb is None else mb[f], None if me is None else me[f])
         out.append(row)

@@ -135,8 +135,15 @@ def _lookup(rule: Rule, diff: dict[str, Any]) -> dict[str, Any]:
         return entry
     if rule.kind == "memory":
         for row in diff["memory"]:
-            if row["device"] == rule.name:
-                return row[rule.field]
+            if rule.name in (row["device"], row.get("experiment_device")):
+                figures = row[rule.field]
+                if figures["baseline"] is None or figures["experiment"] is None:
+                    # an unrecorded peak is unknown, not 0
+                    lacking = "baseline" if figures["baseline"] is None else "experiment"
+                    raise RuleError(
+                        f"rule {rule.text!r} cannot be checked: the {lacking} has no memory totals for {rule.name!r}"
+                    )
+                return figures
         raise RuleError(f"rule {rule.text!r}: no memory records for device {rule.name!r}")
     rows = diff["operators"] if rule.kind == "op" else diff["kernels"]
     for row in rows:

@@ -25,7 +25,6 @@ from torch_tb_profiler.analysis.distributed.interval_groups import grouped_union
 from torch_tb_profiler.model import intervals as iv
 
 _RANK_IN_NAME = (re.compile(r"rank[-_]?(\d+)", re.I), re.compile(r"worker[-_]?(\d+)", re.I))
-_NODE_PROCESS = re.compile(r"^(.*)_(\d+)$")
 _NOT_COMPUTE_PREFIXES = ("ProfilerStep#", "enumerate(DataLoader)#", "enumerate(DataPipe)#")
 OVERLAP_LEGENDS = ("computation", "overlap", "communication", "other")
 
@@ -47,6 +46,7 @@ class WorkerComm:
     process: str
     gpus: dict[str, dict]
     warnings: list[str] = field(default_factory=list)
+    process_name: str = ""
 
 
 def worker_rank(worker: str, distributed_info: dict | None) -> tuple[int | None, int | None]:
@@ -126,13 +126,14 @@ class RankPart:
 
     info: dict  # the trace's distributedInfo ({} when absent)
     host_name: str  # the trace's host_name ("" when absent)
-    main_pid: str | None  # the most frequent pid of the host ops (None when there are none)
+    main_pid: str | None  # the most frequent pid of the host ops, else of the runtime calls (None: neither)
     calls: pd.DataFrame
     steps: list[str]
     step_bounds: list[tuple[float, float]]
     overlap: list[list[float]]
     gpus: dict[str, dict]
     warnings: list[str] = field(default_factory=list)
+    process_name: str = ""  # the trace's process_name metadata of main_pid ("" when absent)
 
 
 def summarize_worker(worker: str, profile: Any) -> WorkerComm:
@@ -166,6 +167,7 @@ def worker_comm(worker: str, part: RankPart) -> WorkerComm:
         process=process,
         gpus=part.gpus,
         warnings=part.warnings,
+        process_name=part.process_name,
     )
 
 
@@ -209,11 +211,14 @@ def _rank_part(profile: Any) -> RankPart:
 
     top = getattr(meta, "top_level", None) or {}
     host = top.get("host_name") if isinstance(top, dict) else None
-    main_pid = str(profile.ops["pid"].mode().iat[0]) if len(profile.ops) else None
+    host_table = profile.ops if len(profile.ops) else profile.runtimes
+    main_pid = str(host_table["pid"].mode().iat[0]) if len(host_table) else None
+    process_names = getattr(meta, "process_names", None) or {}
     return RankPart(
         info=dict(info),
         host_name=str(host) if host else "",
         main_pid=main_pid,
+        process_name=str(process_names.get(main_pid, "")) if main_pid is not None else "",
         calls=calls,
         steps=names,
         step_bounds=bounds,
@@ -224,15 +229,10 @@ def _rank_part(profile: Any) -> RankPart:
 
 
 def _node_process(worker: str, host_name: str, main_pid: str | None) -> tuple[str, str]:
-    m = _NODE_PROCESS.match(worker)
-    node = host_name if host_name else (m.group(1) if m else worker)
-    if m:
-        process = m.group(2)
-    elif main_pid is not None:
-        process = main_pid
-    else:
-        process = worker
-    return node, process
+    """The trace's own identity: node = its ``host_name`` ("" when it has none: a file name's
+    ``<a>_<b>`` is not known to be host and pid), process = its main pid; a trace without host
+    events is named by its worker."""
+    return host_name, main_pid if main_pid is not None else worker
 
 
 def _gpu_info(profile: Any) -> dict[str, dict]:
@@ -345,7 +345,14 @@ def analyze_job(workers: list[WorkerComm], max_rounds: int = 200) -> dict:
     }
     return {
         "workers": [
-            {"worker": w.worker, "rank": w.rank, "node": w.node, "process": w.process, "steps": w.steps}
+            {
+                "worker": w.worker,
+                "rank": w.rank,
+                "node": w.node,
+                "process": w.process,
+                "process_name": w.process_name,
+                "steps": w.steps,
+            }
             for w in workers
         ],
         "world_size": max(world) if world else len(workers),

@@ -29,11 +29,15 @@ _NON_OPERATOR_NAMES = frozenset({"DataParallel.forward", "DistributedDataParalle
 EMPTY_PREFIX = "aten::empty"
 
 
+# c10 device types whose devices are GPUs: CUDA, and HIP (ROCm builds that record HIP memory as such)
+GPU_DEVICE_TYPES = (1, 6)
+
+
 def device_label(device_type: int, device_id: int) -> str:
-    """'CPU', 'GPU0' (CUDA, as the original plugin), 'XPU1', 'PrivateUse1 0', 'Device type 42 #3'."""
+    """'CPU', 'GPU0' (CUDA as the original plugin, and HIP), 'XPU1', 'PrivateUse1 0', 'Device type 42 #3'."""
     if device_type == 0:
         return "CPU"
-    if device_type == 1:
+    if device_type in GPU_DEVICE_TYPES:
         return f"GPU{device_id}" if device_id >= 0 else "GPU"
     name = DEVICE_TYPE_NAMES.get(device_type)
     if name is None:
@@ -88,6 +92,8 @@ def _prepared(profile: Any) -> _Prepared:
         for k, kv in enumerate(keys.tolist()):
             t, d = kv >> 32, (kv & 0xFFFFFFFF) - 1
             label = device_label(int(t), int(d))
+            if label in devices:  # CUDA and HIP records of one id: the HIP device keeps its c10 name
+                label = f"HIP{d}" if t == 6 else label
             devices[label] = _Device(label, int(t), int(d), order[inverse == k])
     is_op, to_operator = operator_rows(ops)
     mem_op = mem["op"].to_numpy(np.int64) if "op" in mem else np.full(ts.size, -1)

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from torch_tb_profiler.analysis.core import steps
+from torch_tb_profiler.analysis.core import range_profiler, steps
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.plain import clean
 from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
@@ -27,10 +27,14 @@ def categories(profile) -> list[str]:
     """The breakdown categories worth showing: device ones (and Runtime, host calls into a device
     runtime) only for profiles with an accelerator, communication only when there is any."""
     gpu = accelerator(profile).platform is not None
+    # a range-profiler trace has no device activity at all: its device times are unknown, not 0
+    counters_only = range_profiler.summary(profile) is not None and not len(profile.device)
     avg = breakdown.average(profile)
     shown = []
     for c in breakdown.CATEGORIES:
         if (c in breakdown.GPU_CATEGORIES or c == "runtime") and not gpu:
+            continue
+        if c in breakdown.GPU_CATEGORIES and counters_only:
             continue
         if c == "communication" and avg["communication"] <= 0:
             continue
@@ -122,6 +126,7 @@ def overview(profile) -> dict[str, Any]:
         "recommendations": recommendations(profile),
         "graphs": replays.overview_note(profile),
         "inference": inference(profile),
+        "range_profiler": range_profiler.summary(profile),
     }
 
 

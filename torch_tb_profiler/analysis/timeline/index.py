@@ -25,7 +25,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.core.range_profiler import range_devices, range_rows
 from torch_tb_profiler.analysis.memory import usage as mem
 from torch_tb_profiler.analysis.timeline.counters import counter_series, trace_range
 from torch_tb_profiler.model import Profile
@@ -157,7 +159,10 @@ def build_index(profile: Profile) -> TimelineIndex:
         offset += n
         if not n:
             continue
-        inv, uniq = pd.factorize(hk, sort=False)  # hashing: a sort (np.unique) costs 3x more here
+        # range-profiler ranges are written with pid = device id: drawn on their device, not a host
+        ranges = range_rows(t) if k == "other" else np.zeros(n, dtype=bool)
+        host = ~ranges
+        inv, uniq = pd.factorize(hk[host], sort=False)  # hashing: a sort (np.unique) costs 3x more here
         width = max(1, len(tid_names))
         # python_function ranges get a track of their own beside their thread: they overlap ops
         # without nesting (a record_function's __enter__ opens before its annotation and closes inside)
@@ -169,7 +174,12 @@ def build_index(profile: Profile) -> TimelineIndex:
             ],
             dtype=np.int64,
         )
-        parts.append((KINDS.index(k), t, lookup[inv.ravel()]))
+        codes = np.empty(n, dtype=np.int64)
+        codes[host] = lookup[inv.ravel()]
+        if ranges.any():
+            devs = range_devices(t[ranges])
+            codes[ranges] = [code_of(("ranges", int(d), 0)) for d in devs.tolist()]
+        parts.append((KINDS.index(k), t, codes))
     for k, track_kind in (("dev", "stream"), ("sync", "stream"), ("ann", "annotations")):
         t = getattr(profile, TABLES[k])
         if not len(t):
@@ -439,6 +449,8 @@ def _describe(
             dev, stream = key[1], key[2]
             gid, gname, gkind = f"d:{dev}", _device_name(profile, dev), "device"
             name = f"Stream {stream}" + (" annotations" if key[0] == "annotations" else "")
+            if key[0] == "ranges":
+                name = "Range profiler (counters; times not measured)"
         if gid not in seen:
             seen.add(gid)
             groups.append({"id": gid, "name": gname, "kind": gkind})
@@ -459,8 +471,10 @@ def _describe(
 
 
 def _device_name(profile: Profile, device: int) -> str:
+    """ "GPU 0 (NVIDIA H100)", "MTIA 9": the device's kind, as the Overview names it, its id and name."""
     props = profile.meta.device_property(device)
-    label = f"GPU {device}"
+    kind = accelerator(profile).kind
+    label = f"{kind if kind != 'CPU' else 'Device'} {device}"  # CPU: memory records without device work
     return f"{label} ({props['name']})" if props.get("name") else label
 
 
