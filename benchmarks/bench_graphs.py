@@ -11,7 +11,9 @@ Printed: the median load time of each (``--runs`` runs, in fresh processes), the
 adds at most 10 %; the graph-heavy trace loads within 1.2x of the eager one.
 
 Usage: python benchmarks/bench_graphs.py [--replays 200] [--kernels 500] [--runs 3] [--out results.json]
-(the issue's size is --kernels 5000: about 1 GB of JSON for the eager trace; minutes per run here).
+(the issue's size is --kernels 5000: 0.47 GB of JSON for the eager trace; minutes per run here).
+``--pair REPLAY CAPTURE`` measures a real pair instead (replay, capture and merged loads interleaved, one
+fresh process each, ``--runs`` rounds), e.g. the shared SGLang and vLLM pairs.
 """
 
 from __future__ import annotations
@@ -127,7 +129,11 @@ def main() -> None:
     ap.add_argument("--kernels", type=int, default=500)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--out", type=Path)
+    ap.add_argument("--pair", nargs=2, type=Path, metavar=("REPLAY", "CAPTURE"))
     args = ap.parse_args()
+    if args.pair:
+        pair(args.pair[0], args.pair[1], args.runs, args.out)
+        return
     with tempfile.TemporaryDirectory() as tmp:
         d = Path(tmp)
         sizes = {
@@ -164,6 +170,27 @@ def main() -> None:
                 indent=1,
             )
         )
+
+
+def pair(replay_path: Path, capture_path: Path, runs: int, out: Path | None) -> None:
+    times: dict[str, list[float]] = {k: [] for k in ("replay", "capture", "merged")}
+    for _ in range(runs):
+        times["replay"].append(load_seconds(replay_path))
+        times["capture"].append(load_seconds(capture_path))
+        times["merged"].append(load_seconds(replay_path, capture_path))
+    rounds = [m / (r + c) for r, c, m in zip(times["replay"], times["capture"], times["merged"], strict=True)]
+    s = {k: summary(v) for k, v in times.items()}
+    apart = summary([a + b for a, b in zip(times["replay"], times["capture"], strict=True)])
+    print(f"{replay_path.name} + {capture_path.name}, {runs} rounds")
+    for k in ("replay", "capture", "merged"):
+        print(f"  load {k:8s} {fmt(s[k], digits=3, unit=' s')}")
+    print(f"  merged / (replay + capture apart) = {ratio(s['merged'], apart)}   (floor: <= 1.10)")
+    print(
+        f"  per-round ratios: median {sorted(rounds)[len(rounds) // 2]:.2f}, {min(rounds):.2f}-{max(rounds):.2f}"
+    )
+    if out:
+        data = {"machine": machine(), "pair": [str(replay_path), str(capture_path)], "load_s": s}
+        out.write_text(json.dumps(data | {"round_ratios": rounds}, indent=1))
 
 
 if __name__ == "__main__":
