@@ -52,6 +52,8 @@ def kernels(request: Request, store: RunStore) -> dict[str, Any]:
             "totals": {"total_us": total, "tc_us": tc if units else None},
             # None where kernel names cannot be classified (MTIA, XPU, HPU, PrivateUse1)
             "tensor_core_share": k.tensor_core_share(profile) if units else None,
+            # the share is a lower bound: kernels whose name does not say take this share of the time
+            "tensor_core_unknown_share": k.tensor_core_unknown_share(profile) if units else None,
             "matrix_units": units,
         }
     )

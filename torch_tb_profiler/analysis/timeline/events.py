@@ -120,7 +120,16 @@ def _plain(value: Any) -> Any:
 
 
 def _args(kind: str, record: Any) -> dict[str, Any]:
-    return {label: _plain(record[col]) for col, label in _ARGS[kind] if col in record and _shown(record[col])}
+    return {
+        label: _plain(record[col])
+        for col, label in _ARGS[kind]
+        if col in record and _shown(record[col]) and not _placeholder(col, record[col])
+    }
+
+
+def _placeholder(column: str, value: Any) -> bool:
+    """Kineto writes occupancy 0 when CUPTI could not compute it: not a figure (docs/metrics.md)."""
+    return column == "occupancy" and value == 0
 
 
 def _frames(profile: Profile, kind: str, row: int) -> list[dict[str, Any]]:
