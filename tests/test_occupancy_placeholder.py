@@ -1,4 +1,7 @@
-"""Kineto writes est. achieved occupancy 0 when CUPTI cannot compute it: unknown, never a figure."""
+"""Kineto writes est. achieved occupancy 0 when CUPTI cannot compute it: unknown, never a figure.
+
+Kineto writes whole percents; a kernel with at least one warp per SM is over 1 % (one of at most 64 warp
+slots), so its 0 is the placeholder; below one warp per SM a computed value truncates to 0 and stays."""
 
 from __future__ import annotations
 
@@ -27,8 +30,21 @@ def _trace() -> TraceBuilder:
 
 
 def test_known_occupancy_maps_the_placeholder_to_nan() -> None:
-    out = gpu_metrics.known_occupancy(np.array([0.0, 12.5, np.nan]))
-    assert np.isnan(out[0]) and out[1] == 12.5 and np.isnan(out[2])
+    occ = np.array([0.0, 12.0, np.nan, 0.0, 0.0])
+    warps = np.array([740.0, 8.0, 4.0, 0.2, np.nan])
+    out = gpu_metrics.known_occupancy(occ, warps)
+    # 740 warps/SM and 0 %: placeholder; 0.2 warps/SM and 0 %: Kineto's "< 1 %"; no warps: unknown
+    assert np.isnan(out[0]) and out[1] == 12.0 and np.isnan(out[2]) and out[3] == 0.0 and np.isnan(out[4])
+
+
+def test_a_tiny_kernels_zero_is_kept(tmp_path: Path) -> None:
+    b = TraceBuilder(device_properties=[V100])
+    b.step(1, 0, 1000)
+    # one 128-thread block on 80 SMs: 0.0125 blocks, 0.05 warps per SM: under 1 %, written 0
+    b.launch("tiny_kernel", 2, 2, 10, 100, blocks_per_sm=0.0125, occupancy=0)
+    b.launch("elementwise_kernel", 5, 2, 700, 300, blocks_per_sm=8, occupancy=60)
+    (gpu,) = gpu_metrics.gpu_summary(load(b, tmp_path))
+    assert gpu["achieved_occupancy_pct"] == pytest.approx(60 * 300 / 400)
 
 
 def test_placeholder_is_left_out_of_the_averages(tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ export function TraceView(p: ViewProps): ReactNode {
   const exportHref = p.api.url("trace", base);
   const exportName = `${fileSlug(p.run, p.worker, p.span)}.pt.trace.json.gz`;
   const exportLink = (
-    <a className="btn" href={exportHref} download={exportName} data-testid="trace-download" title="Download the trace (with GPU counter tracks) for Perfetto or chrome://tracing">
+    <a className="btn" href={exportHref} download={exportName} data-testid="trace-download" title="Download the trace (with device counter tracks) for Perfetto or chrome://tracing">
       Export
     </a>
   );

@@ -75,12 +75,18 @@ def sm_efficiency(
     return float(np.sum(weight * (np.clip(seg_hi, lo, hi) - np.clip(seg_lo, lo, hi))) / (hi - lo))
 
 
-def known_occupancy(occupancy: np.ndarray) -> np.ndarray:
-    """Est. achieved occupancy % with Kineto's placeholder 0 (CUPTI could not compute it) as NaN.
+def known_occupancy(occupancy: np.ndarray, warps_per_sm: np.ndarray) -> np.ndarray:
+    """Est. achieved occupancy % with Kineto's placeholder 0 as NaN (docs/metrics.md, "GPU metrics").
 
-    A kernel that ran has an occupancy above 0, so a written 0 never is a measurement."""
+    Kineto writes the figure as a whole percent, and 0 when CUPTI's occupancy calculator fails (e.g. a
+    kernel with more than 48 KiB of dynamic shared memory). A kernel with at least one warp per SM keeps
+    at least 1 of at most 64 warp slots busy, over 1 %: its 0 is the placeholder. Below one warp per SM
+    a computed value can truncate to 0 (under 1 %) and is kept; without ``warps per SM`` a 0 is unknown.
+    """
     occ = np.asarray(occupancy, dtype=np.float64)
-    return np.where(occ == 0, np.nan, occ)
+    warps = np.asarray(warps_per_sm, dtype=np.float64)
+    placeholder = (occ == 0) & ~(warps < 1)  # NaN warps compare False: unknown too
+    return np.where(placeholder, np.nan, occ)
 
 
 def achieved_occupancy(
@@ -125,7 +131,13 @@ def _gpu_summary(profile) -> list[dict[str, Any]]:
         ts = k["ts"].to_numpy(dtype=np.float64)[sel]
         end = k["end"].to_numpy(dtype=np.float64)[sel]
         props = profile.meta.device_property(int(dev_id))
-        occ = achieved_occupancy(ts, end, known_occupancy(k["occupancy"].to_numpy()[sel]), lo, hi)
+        occ = achieved_occupancy(
+            ts,
+            end,
+            known_occupancy(k["occupancy"].to_numpy()[sel], k["warps_per_sm"].to_numpy()[sel]),
+            lo,
+            hi,
+        )
         sm = sm_efficiency(ts, end, k["blocks_per_sm"].to_numpy()[sel], lo, hi)
         tc, unknown = tensor_cores.matrix_share(classes[sel], end - ts) if acc.matrix_units else (None, None)
         out.append(

@@ -56,7 +56,7 @@ def _kernel_rows(profile) -> pd.DataFrame:
             "shmem": _int_or_missing(k["shmem"]),
             "dur": k["dur"].to_numpy(dtype=np.float64),
             "blocks_per_sm": k["blocks_per_sm"].to_numpy(dtype=np.float64),
-            "occupancy": known_occupancy(k["occupancy"].to_numpy()),
+            "occupancy": known_occupancy(k["occupancy"].to_numpy(), k["warps_per_sm"].to_numpy()),
             "tc": tensor_cores.uses_mask(profile)[sel],
             "tc_unknown": (tensor_cores.matrix_classes(profile) == tensor_cores.UNKNOWN)[sel],
             "op_tc_eligible": np.where(has_op, eligible[safe], False)

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.memory import usage as mem
 from torch_tb_profiler.analysis.timeline.counters import counter_series, trace_range
@@ -460,7 +461,8 @@ def _describe(
 
 def _device_name(profile: Profile, device: int) -> str:
     props = profile.meta.device_property(device)
-    label = f"GPU {device}"
+    acc = accelerator(profile)
+    label = f"{acc.kind if acc.platform else 'Device'} {device}"  # "GPU 0", "MTIA 9" (the Overview's names)
     return f"{label} ({props['name']})" if props.get("name") else label
 
 
