@@ -192,3 +192,15 @@ def test_shared_traces_listed() -> None:
     if not SHARED_TRACES.is_dir():
         pytest.skip("../shared/traces absent")
     assert len(TRACES) >= 10
+
+
+def test_rocm_counts_compute_units_not_sms(tmp_path: Path) -> None:
+    from torch_tb_profiler.analysis.distributed.job import _gpu_info
+
+    profile = load(
+        _host_bound("hipLaunchKernel", "Cijk_MT64x16x32_MI16x16x1", {**MI300, "numSms": 304}), tmp_path
+    )
+    (gpu,) = gpu_metrics.gpu_summary(profile)
+    assert gpu["num_sms"] is None and gpu["compute_units"] == 304  # deviceProperties' numSms is the CU count
+    info = _gpu_info(profile)["GPU0"]
+    assert "sms" not in info and info["compute_units"] == 304

@@ -238,7 +238,7 @@ export function KernelView(p: ViewProps): ReactNode {
           ) : (
             <div className="pie-empty" data-testid="pie-tc-missing">
               <strong>Matrix units</strong>
-              <div className="muted">This device's kernel names do not say whether they use matrix units (tensor cores): no share is shown.</div>
+              <div className="muted">This device's kernel names do not say whether they use its matrix units: no share is shown.</div>
             </div>
           )}
         </div>

@@ -146,7 +146,9 @@ def _gpu_summary(profile) -> list[dict[str, Any]]:
                 "name": props.get("name"),
                 "memory_bytes": props.get("totalGlobalMem"),
                 "compute_capability": _compute_capability(props) if acc.has_compute_capability else None,
-                "num_sms": props.get("numSms"),
+                # numSms counts SMs on CUDA and compute units (CUs) on ROCm: each under its own name
+                "num_sms": props.get("numSms") if acc.platform == "CUDA" else None,
+                "compute_units": props.get("numSms") if acc.platform == "ROCm" else None,
                 "utilization_pct": 100.0 * utilization(ts, end, lo, hi),
                 "sm_efficiency_pct": None if sm is None else 100.0 * sm,
                 "achieved_occupancy_pct": occ,
