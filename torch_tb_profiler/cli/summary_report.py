@@ -78,6 +78,12 @@ def devices(p: dict[str, Any]) -> list[str]:
         *_cupti(p, ("est. SM efficiency", lambda g: pct(g["sm_efficiency_pct"]))),
         *_cupti(p, ("est. occupancy", lambda g: pct(g["achieved_occupancy_pct"]))),
         *([(f"{units} (at least)", lambda g: pct(g["tensor_core_pct"]))] if units else []),
+        # kernels whose names do not say: the share above is a lower bound by this much
+        *(
+            [("not classified", lambda g: pct(g.get("tensor_core_unknown_pct")))]
+            if units and any(g.get("tensor_core_unknown_pct") for g in p["gpus"])
+            else []
+        ),
         ("name", lambda g: g["name"] or MISSING),
     ]
     return table(f"{p['device_type']} summary", *_columns(spec, p["gpus"]))
