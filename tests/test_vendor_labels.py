@@ -204,3 +204,18 @@ def test_rocm_counts_compute_units_not_sms(tmp_path: Path) -> None:
     assert gpu["num_sms"] is None and gpu["compute_units"] == 304  # deviceProperties' numSms is the CU count
     info = _gpu_info(profile)["GPU0"]
     assert "sms" not in info and info["compute_units"] == 304
+
+
+def test_diff_compares_mtia_kernels_and_names_the_kind(tmp_path: Path) -> None:
+    def mtia(path: Path):
+        return load(
+            _host_bound("launch", "fused_mm_16x16", {"id": 9, "name": None}, runtime_cat="mtia_runtime"), path
+        )
+
+    d = D.compare(mtia(tmp_path / "a"), mtia(tmp_path / "b"))
+    assert [k["name"] for k in d["kernels"]] == [
+        "fused_mm_16x16"
+    ]  # was skipped: only "GPU" sides had kernels
+    assert d["sort_metric"] == "device_self_us"
+    text = compare_report.render(d, top=5)
+    assert "MTIA 9: utilization 10.0% → 10.0%" in text and "GPU" not in text
