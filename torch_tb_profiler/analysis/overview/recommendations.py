@@ -177,11 +177,12 @@ def data_parallel(ctx: Context) -> Recommendation | None:
     if not ctx.ops_where(lambda n: n == "DataParallel.forward").any() or len(ctx.gpus) < 2:
         return None
     ids = [g["id"] for g in ctx.gpus]
+    kind = accelerator(ctx.profile).kind  # GPU, MTIA, XPU, …
     return Recommendation(
         "data_parallel",
-        "DataParallel on several GPUs",
-        f"torch.nn.DataParallel drives GPUs {_join(ids)} from one process. DistributedDataParallel "
-        "(one process per GPU) avoids the per-step scatter/gather and the Python GIL contention.",
+        f"DataParallel on several {kind}s",
+        f"torch.nn.DataParallel drives {kind}s {_join(ids)} from one process. DistributedDataParallel "
+        f"(one process per {kind}) avoids the per-step scatter/gather and the Python GIL contention.",
         {"gpus": ids},
     )
 
@@ -218,7 +219,7 @@ def communication(ctx: Context) -> Recommendation | None:
         "Communication takes a large part of each step",
         f"{_pct(share)} of the mean step time ({_us(ctx.avg['communication'])}) is communication that no "
         "computation hides. Consider gradient compression, gradient accumulation over several "
-        "micro-batches (no_sync), a larger batch per GPU, or an optimizer made for large batches (LAMB).",
+        "micro-batches (no_sync), a larger batch per device, or an optimizer made for large batches (LAMB).",
         {"communication_us": ctx.avg["communication"], "step_us": ctx.avg["duration"], "share": share},
     )
 
@@ -420,7 +421,7 @@ def synchronizing(ctx: Context) -> Recommendation | None:
         "Synchronizing calls inside steps",
         f"The host blocks on the device for {_pct(share)} of step time: {listing}, issued from "
         f"{_names([str(o) for o in by_op.index])}. Avoid .item(), .cpu(), .tolist(), printing tensors "
-        "and explicit synchronize() inside the step; keep metrics on the GPU and read them every N steps.",
+        "and explicit synchronize() inside the step; keep metrics on the device and read them every N steps.",
         {
             "sync_us": total,
             "share": share,
