@@ -45,7 +45,14 @@ def test_json_schema_and_figures(logdir: Path) -> None:
     assert r.returncode == 0, r.stderr
     doc = json.loads(r.stdout)
     assert set(doc) == TOP_KEYS
-    assert doc["baseline"] == {"run": "base", "worker": "w0", "span": "1", "device_type": "GPU", "steps": 2}
+    assert doc["baseline"] == {
+        "run": "base",
+        "worker": "w0",
+        "span": "1",
+        "device_type": "GPU",
+        "matrix_units": "Tensor Cores",
+        "steps": 2,
+    }
     assert set(doc["steps"]) >= CHANGE_KEYS and doc["steps"]["delta"] == -200.0
     for entry in doc["breakdown_us"].values():
         assert set(entry) >= CHANGE_KEYS

@@ -134,12 +134,18 @@ def test_route_pages_search_and_order(store: RunStore) -> None:
 def test_route_top_and_totals_cover_every_kernel(store: RunStore) -> None:
     body = kern(store, limit="1", top="2")
     # 10 + 11 + … + 21 = 186 µs for kern_*, 100 µs for the GEMM
-    assert body["totals"] == {"total_us": pytest.approx(286.0), "tc_us": pytest.approx(100.0)}
+    # kern_* are custom names that do not say whether they use tensor cores: 186 µs unknown
+    assert body["totals"] == {
+        "total_us": pytest.approx(286.0),
+        "tc_us": pytest.approx(100.0),
+        "tc_unknown_us": pytest.approx(186.0),
+    }
     assert body["top"] == [
         {"name": GEMM, "total_us": 100.0},
         {"name": "kern_11", "total_us": 21.0},
     ]
     assert body["tensor_core_share"] == pytest.approx(100 / 286)
+    assert body["tensor_core_unknown_share"] == pytest.approx(186 / 286)
 
 
 @pytest.mark.parametrize(

@@ -61,7 +61,7 @@ describe("docs/api.md examples through the readers", () => {
   it("kernels", () => {
     expect(readMatrixUnits(example("kernels"))).toBe("Tensor Cores");
     expect(readPage(example("kernels"))).toEqual({ offset: 0, limit: 10000, total: 1, matched: 1 });
-    expect(readKernelTotals(example("kernels"))).toEqual({ top: [{ name: "volta_sgemm_128x64_nn", total: 400 }], count: 1, total: 400, tc: 0 });
+    expect(readKernelTotals(example("kernels"))).toEqual({ top: [{ name: "volta_sgemm_128x64_nn", total: 400 }], count: 1, total: 400, tc: 0, tcUnknown: 0 });
     const k = readKernelRows(example("kernels"))[0];
     expect(k).toMatchObject({ name: "volta_sgemm_128x64_nn", operator: "aten::mm", grid: "[1, 1, 1]", regs: 32, shmem: 0, calls: 1, total: 400, mean: 400, blocksPerSm: 2, occupancy: 25, tcUsed: false, opTcEligible: true });
   });

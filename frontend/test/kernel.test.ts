@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { kernelTopSlices, readKernelTotals } from "../src/views/Kernel";
+import { tensorCoreSlices } from "../src/views/shape";
 
 describe("kernel pies from one page of the kernels answer", () => {
   const answer = {
@@ -9,7 +10,7 @@ describe("kernel pies from one page of the kernels answer", () => {
       { name: "relu", total_us: 30 },
     ],
     kernel_count: 5,
-    totals: { total_us: 150, tc_us: 100 },
+    totals: { total_us: 150, tc_us: 100, tc_unknown_us: 20 },
   };
   it("reads the top list, the kernel count and the totals", () => {
     expect(readKernelTotals(answer)).toEqual({
@@ -20,6 +21,7 @@ describe("kernel pies from one page of the kernels answer", () => {
       count: 5,
       total: 150,
       tc: 100,
+      tcUnknown: 20,
     });
     expect(readKernelTotals({ totals: { total_us: 1, tc_us: null } }).tc).toBeNull();
   });
@@ -33,5 +35,21 @@ describe("kernel pies from one page of the kernels answer", () => {
   it("has no Other slice when the top holds every kernel", () => {
     const all = readKernelTotals({ ...answer, kernel_count: 2, totals: { total_us: 130, tc_us: 100 } });
     expect(kernelTopSlices(all).map((s) => s.name)).toEqual(["gemm", "relu"]);
+  });
+});
+
+describe("matrix-unit pie", () => {
+  it("shows the kernels whose names do not say as their own slice (the share is a lower bound)", () => {
+    const rows = [
+      { total: 30, tcUsed: true },
+      { total: 50, tcUsed: false },
+      { total: 20, tcUsed: null },
+    ];
+    expect(tensorCoreSlices(rows, "Matrix Cores")).toEqual([
+      { name: "Using Matrix Cores", value: 30 },
+      { name: "Not using Matrix Cores", value: 50, key: "other" },
+      { name: "Name does not say", value: 20 },
+    ]);
+    expect(tensorCoreSlices(rows.slice(0, 2)).map((s) => s.name)).toEqual(["Using Tensor Cores", "Not using Tensor Cores"]);
   });
 });

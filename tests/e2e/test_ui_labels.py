@@ -49,6 +49,32 @@ def _mtia_run(path: Path) -> None:
     b.write(path)
 
 
+def _rocm_run(path: Path) -> None:
+    """MI300: 30 µs of an XDLOPS implicit GEMM (Matrix Cores), 20 µs of Triton (name does not say), 50 µs of
+    an ATen elementwise kernel (not)."""
+    b = TraceBuilder(device_properties=[{"id": 0, "name": "AMD Instinct MI300X", "totalGlobalMem": 2**36}])
+    b.step(1, 0, 200)
+    b.op("aten::convolution", 1, 150, ext_id=1)
+    start = 10.0
+    for i, (name, dur) in enumerate(
+        [("igemm_fwd_gtcx2_nhwc_bf16_bx0_ex1_bt128x128x32_wt32x32x8", 30), ("triton_poi_fused_add_0", 20),
+         ("void at::native::vectorized_elementwise_kernel<4>(int)", 50)]
+    ):  # fmt: skip
+        b.launch(name, 2 + i, 1, start, dur, ext_id=1, runtime_name="hipLaunchKernel")
+        start += dur
+    b.write(path)
+
+
+def _lost_run(path: Path) -> None:
+    """Three kernel launches and not one device record (CUPTI activity lost)."""
+    b = TraceBuilder(device_properties=[{"id": 0, "name": "NVIDIA A100-SXM4-80GB"}])
+    b.step(1, 0, 1000)
+    for i in range(3):
+        b.op("aten::add", 10 + 100 * i, 50, ext_id=i + 1)
+        b.runtime("cudaLaunchKernel", 20 + 100 * i, 30, ext_id=i + 1)
+    b.write(path)
+
+
 @pytest.fixture(scope="module")
 def tb_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
     logdir = tmp_path_factory.mktemp("ui")
@@ -58,6 +84,8 @@ def tb_ui(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
     (logdir / "c_mixed" / "a_broken.pt.trace.json").write_text("this is not a trace")
     _run(logdir / "c_mixed" / "b_good.pt.trace.json", ["aten::add"])
     _mtia_run(logdir / "d_mtia" / "w0.pt.trace.json")
+    _rocm_run(logdir / "e_rocm" / "w0.pt.trace.json")
+    _lost_run(logdir / "f_lost" / "w0.pt.trace.json")
     with tensorboard(logdir, tmp=tmp_path_factory.mktemp("tb")) as tb:
         tb.wait_loaded(timeout=120)
         yield tb
@@ -157,8 +185,9 @@ def test_mtia_is_named_by_its_kind(tb_ui, page, rec):
     page.wait_for_selector('[data-testid="gpu-card"]')
     assert page.inner_text('[data-testid="device-type"]').startswith("MTIA")
     assert page.inner_text('[data-testid="gpu-title"]') == "MTIA 9"
-    sm = page.locator('[data-testid="gpu-sm-efficiency"]')
-    assert sm.inner_text() == "–" and "not in this trace" in sm.get_attribute("title").lower()
+    # SM efficiency and occupancy are CUPTI (CUDA) figures: an MTIA card has no such rows
+    assert page.locator('[data-testid="gpu-sm-efficiency"]').count() == 0
+    assert page.locator('[data-testid="gpu-occupancy"]').count() == 0
     assert page.locator('[data-testid="gpu-tc"]').count() == 0  # no tensor-core share to claim
     assert page.locator('[data-testid="gpu-cc"]').count() == 0
     assert "GPU" not in page.inner_text('[data-testid="gpu-summary"]')
@@ -172,6 +201,32 @@ def test_mtia_is_named_by_its_kind(tb_ui, page, rec):
     assert page.locator('[data-testid="op-table"] [role="columnheader"][data-col="tc_self"]').count() == 0
     # the standalone page asks nobody for /favicon.ico
     assert not [u for u in rec.requests if u.endswith("/favicon.ico")]
+    assert rec.errors == []
+
+
+def test_rocm_says_matrix_cores_and_gives_a_lower_bound(tb_ui, page, rec):
+    page.goto(app_url(tb_ui, run="e_rocm", view="Overview"))
+    page.wait_for_selector('[data-testid="gpu-card"]')
+    card = page.locator('[data-testid="gpu-card"]').first
+    assert float(card.locator('[data-testid="gpu-tc"]').get_attribute("data-value")) == pytest.approx(30.0)
+    assert float(card.locator('[data-testid="gpu-tc-unknown"]').get_attribute("data-value")) == pytest.approx(
+        20.0
+    )
+    assert "Matrix Cores (at least)" in card.inner_text()
+    assert card.locator('[data-testid="gpu-sm-efficiency"]').count() == 0
+    assert not re.search(r"\bSM\b|Tensor", card.inner_text())
+    page.goto(app_url(tb_ui, run="e_rocm", view="Operator"))
+    header = '[data-testid="op-table"] [role="columnheader"][data-col="tc_self"]'
+    page.wait_for_selector(header, timeout=60_000)
+    assert page.inner_text(header).startswith("MC")
+    assert rec.errors == []
+
+
+def test_lost_device_activity_is_said(tb_ui, page, rec):
+    page.goto(app_url(tb_ui, run="f_lost", view="Overview"))
+    note = page.wait_for_selector('[data-testid="lost-device-activity"]')
+    assert note.inner_text().startswith("3 launches have no device activity in this trace")
+    assert page.locator('[data-testid="recommendation"]').count() == 0
     assert rec.errors == []
 
 

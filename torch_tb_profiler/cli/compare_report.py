@@ -34,26 +34,38 @@ def _noisy_line(name: str, c: dict[str, Any]) -> str:
     )
 
 
+def _device_terms(d: dict[str, Any]) -> tuple[str, str]:
+    """The device kind and the matrix units' name of the sides ("GPU", "Matrix Cores" on ROCm)."""
+    sides = (d["experiment"], d["baseline"])
+    kind = next((s["device_type"] for s in sides if s.get("device_type") not in (None, "CPU")), "GPU")
+    names = {s.get("matrix_units") for s in sides} - {None}
+    units = names.pop() if len(names) == 1 else "matrix units"
+    return kind, units.lower()
+
+
 def render(d: dict[str, Any], top: int) -> str:
     lines = [f"baseline:   {_label(d['baseline'])}", f"experiment: {_label(d['experiment'])}", ""]
     lines.append(f"  {'':<14}{'baseline':>14}{'experiment':>14}{'change':>14}{'rel':>9}  noise (ms)")
     lines.append(_noisy_line("step time", d["steps"]))
     for cat, c in d["breakdown_us"].items():
         lines.append(_noisy_line(d["labels"].get(cat, cat), c))
+    kind, units = _device_terms(d)
     for g in d["gpus"]:
         parts = []
         for key, label in (
             ("utilization_pct", "utilization"),
             ("sm_efficiency_pct", "SM eff."),
             ("achieved_occupancy_pct", "occupancy"),
-            ("tensor_core_pct", "tensor cores"),
+            ("tensor_core_pct", units),
         ):
             c = g[key]
+            if c["baseline"] is None and c["experiment"] is None:
+                continue  # neither trace gives it (SM figures off CUDA, matrix units on MTIA…)
             b = "n/a" if c["baseline"] is None else f"{c['baseline']:.1f}%"
             e = "n/a" if c["experiment"] is None else f"{c['experiment']:.1f}%"
             parts.append(f"{label} {b} → {e}")
-        paired = "" if g["baseline_id"] in (None, g["id"]) else f" (baseline GPU {g['baseline_id']})"
-        lines.append(f"GPU {g['id']}{paired}: " + ", ".join(parts))
+        paired = "" if g["baseline_id"] in (None, g["id"]) else f" (baseline {kind} {g['baseline_id']})"
+        lines.append(f"{kind} {g['id']}{paired}: " + ", ".join(parts))
     metric = d["sort_metric"]
     if d["operators"][:top]:
         lines.append("")

@@ -71,16 +71,28 @@ def breakdown(p: dict[str, Any]) -> list[str]:
 
 
 def devices(p: dict[str, Any]) -> list[str]:
-    units = p.get("matrix_units") or "Tensor Cores"
+    units = p.get("matrix_units")
     spec = [
         ("id", lambda g: str(g["id"])),
         ("utilization", lambda g: pct(g["utilization_pct"])),
-        ("est. SM efficiency", lambda g: pct(g["sm_efficiency_pct"])),
-        ("est. occupancy", lambda g: pct(g["achieved_occupancy_pct"])),
-        (units, lambda g: pct(g["tensor_core_pct"])),
+        *_cupti(p, ("est. SM efficiency", lambda g: pct(g["sm_efficiency_pct"]))),
+        *_cupti(p, ("est. occupancy", lambda g: pct(g["achieved_occupancy_pct"]))),
+        *([(f"{units} (at least)", lambda g: pct(g["tensor_core_pct"]))] if units else []),
+        # kernels whose names do not say: the share above is a lower bound by this much
+        *(
+            [("not classified", lambda g: pct(g.get("tensor_core_unknown_pct")))]
+            if units and any(g.get("tensor_core_unknown_pct") for g in p["gpus"])
+            else []
+        ),
         ("name", lambda g: g["name"] or MISSING),
     ]
     return table(f"{p['device_type']} summary", *_columns(spec, p["gpus"]))
+
+
+def _cupti(p: dict[str, Any], column: tuple[str, Callable[[dict[str, Any]], str]]) -> list[tuple]:
+    """A CUPTI figure's column (SM efficiency, blocks per SM, occupancy): only for CUDA devices (a summary
+    without ``platform``, from an older index, keeps them)."""
+    return [column] if p.get("platform", "CUDA") == "CUDA" else []
 
 
 def operators(p: dict[str, Any]) -> list[str]:
@@ -104,8 +116,8 @@ def kernels(p: dict[str, Any]) -> list[str]:
     spec = [
         ("calls", lambda k: str(k["calls"])),
         ("total ms", lambda k: ms(k["total_us"])),
-        ("blocks/SM", lambda k: number(k["mean_blocks_per_sm"])),
-        ("occupancy", lambda k: pct(k["mean_achieved_occupancy_pct"])),
+        *_cupti(p, ("blocks/SM", lambda k: number(k["mean_blocks_per_sm"]))),
+        *_cupti(p, ("occupancy", lambda k: pct(k["mean_achieved_occupancy_pct"]))),
         ("name", lambda k: short(k["name"])),
     ]
     return table("Top kernels by total time", *_columns(spec, p["kernels"]))

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.model.device_work import lost_launches, lost_launches_note
 from torch_tb_profiler.model.devices import reconcile
 from torch_tb_profiler.model.graph_replays import (
     Merger,
@@ -97,6 +98,9 @@ def profile_from_tables(
         rows, owners = merge.kernel_ops[:, 0], merge.kernel_ops[:, 1]
         device.loc[position[rows], "op"] = new_row[merged_rows[owners]]
         _with_capture_launches(device, position, merge.kernel_launches)
+    lost = lost_launches(runtimes, device)
+    if lost:
+        meta.warnings.append(lost_launches_note(lost))
     memory = tables.memory.sort_values("ts", kind="stable").reset_index(drop=True)
     memory["op"] = finder.find(memory["pid"].to_numpy(), memory["tid"].to_numpy(), memory["ts"].to_numpy())
     return Profile(

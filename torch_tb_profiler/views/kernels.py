@@ -35,6 +35,9 @@ def kernels(request: Request, store: RunStore) -> dict[str, Any]:
     units = accelerator(profile).matrix_units
     total = float(by_name["total_us"].sum()) if len(by_name) else 0.0
     tc = float(by_name.loc[by_name["tc_used"].astype(bool), "total_us"].sum()) if len(by_name) else 0.0
+    unknown = (
+        float(by_name.loc[by_name["tc_unknown"].astype(bool), "total_us"].sum()) if len(by_name) else 0.0
+    )
     return clean(
         {
             "group_by": group_by,
@@ -49,9 +52,16 @@ def kernels(request: Request, store: RunStore) -> dict[str, Any]:
             "top": records(by_name.head(top_n)[["name", "total_us"]]),
             "kernel_count": len(by_name),  # kernel names: the top-N pie's "Other (k)"
             # every kernel's time, and that of the ones on matrix units (None where names cannot tell)
-            "totals": {"total_us": total, "tc_us": tc if units else None},
+            "totals": {
+                "total_us": total,
+                "tc_us": tc if units else None,
+                # kernels whose name does not say whether they used the matrix units (tc_us is a lower bound)
+                "tc_unknown_us": unknown if units else None,
+            },
             # None where kernel names cannot be classified (MTIA, XPU, HPU, PrivateUse1)
             "tensor_core_share": k.tensor_core_share(profile) if units else None,
+            # the share is a lower bound: kernels whose name does not say take this share of the time
+            "tensor_core_unknown_share": k.tensor_core_unknown_share(profile) if units else None,
             "matrix_units": units,
         }
     )

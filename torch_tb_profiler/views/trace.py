@@ -36,7 +36,7 @@ from torch_tb_profiler.views.common import HttpError, profile_param
 _EVENTS_ARRAY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _CHUNK = 16 << 20
 _KEEP_FILES = 8  # answers kept in the cache folder (oldest removed first)
-_FORMAT = "2"  # part of the key: answers of an older layout are never served
+_FORMAT = "3"  # part of the key: answers of an older layout are never served (3: tracks named by kind, no SM track off CUDA)
 _lock = threading.Lock()
 
 

@@ -32,6 +32,8 @@ export interface DiffSide {
   worker: string;
   span: string;
   device_type: string;
+  /** "Tensor Cores" (CUDA), "Matrix Cores" (ROCm), null where kernel names cannot be classified */
+  matrix_units: string | null;
   steps: number;
 }
 

@@ -435,6 +435,9 @@ function DiffBody({
     { id: "bps_b", header: "Blocks/SM B", kind: "number", value: (r) => r.baseline?.mean_blocks_per_sm ?? null },
     { id: "bps_e", header: "Blocks/SM E", kind: "number", value: (r) => r.experiment?.mean_blocks_per_sm ?? null },
   ];
+  // the device kind and matrix units' name of the sides (GPU / MTIA …; Tensor Cores / Matrix Cores)
+  const kind = [d.experiment.device_type, d.baseline.device_type].find((t) => t && t !== "CPU") ?? "GPU";
+  const units = d.experiment.matrix_units ?? d.baseline.matrix_units ?? "Matrix-unit";
   const slug = fileSlug("diff", d.baseline.run, d.baseline.worker, d.baseline.span, "vs", d.experiment.run, d.experiment.worker, d.experiment.span);
   return (
     <>
@@ -461,14 +464,17 @@ function DiffBody({
             rows={d.gpus.flatMap((g) =>
               (
                 [
-                  ["GPU utilization", g.utilization_pct],
+                  [`${kind} utilization`, g.utilization_pct],
                   ["Est. SM efficiency", g.sm_efficiency_pct],
                   ["Est. achieved occupancy", g.achieved_occupancy_pct],
-                  ["Tensor-core share", g.tensor_core_pct],
+                  [`${units} share`, g.tensor_core_pct],
                 ] as const
-              ).map(([figure, c]) => ({ figure: `GPU ${g.baseline_id ?? "–"}→${g.id}: ${figure}`, c })),
+              )
+                // a figure neither trace gives (SM figures off CUDA, matrix units on MTIA) is left out
+                .filter(([, c]) => c.baseline !== null || c.experiment !== null)
+                .map(([figure, c]) => ({ figure: `${kind} ${g.baseline_id ?? "–"}→${g.id}: ${figure}`, c })),
             )}
-            columns={[{ id: "figure", header: "GPU figure", kind: "text", value: (r) => r.figure, width: "minmax(220px, 2fr)" }, ...changeColumns<{ figure: string; c: Change }>((r) => r.c, "percent")]}
+            columns={[{ id: "figure", header: `${kind} figure`, kind: "text", value: (r) => r.figure, width: "minmax(220px, 2fr)" }, ...changeColumns<{ figure: string; c: Change }>((r) => r.c, "percent")]}
             csvName={`${slug}-gpus`}
             search={false}
             height={200}

@@ -112,16 +112,27 @@ export interface GpuRow {
   memory: number | null;
   cc: string;
   sms: number | null;
+  /** ROCm's compute units (the CUDA SM count's counterpart) */
+  cus: number | null;
+}
+
+/** The compute capability, SM and CU columns only when some device has the figure (each vendor its own). */
+function shownGpuColumn(id: string, rows: GpuRow[]): boolean {
+  if (id === "cc") return rows.some((r) => r.cc !== "");
+  if (id === "sms") return rows.some((r) => r.sms !== null);
+  if (id === "cus") return rows.some((r) => r.cus !== null);
+  return true;
 }
 
 const GPU_COLUMNS: Column<GpuRow>[] = [
   { id: "node", header: "Node", kind: "text", value: (r) => r.node },
   { id: "process", header: "Process", kind: "text", value: (r) => r.process },
-  { id: "gpu", header: "GPU", kind: "text", value: (r) => r.gpu, width: "minmax(80px, 1fr)" },
+  { id: "gpu", header: "Device", kind: "text", value: (r) => r.gpu, width: "minmax(80px, 1fr)" },
   { id: "name", header: "Name", kind: "text", value: (r) => r.name },
   { id: "memory", header: "Memory", kind: "bytes", value: (r) => r.memory },
   { id: "cc", header: "Compute capability", kind: "text", value: (r) => r.cc, width: "minmax(100px, 1fr)" },
   { id: "sms", header: "SMs", kind: "count", value: (r) => r.sms },
+  { id: "cus", header: "CUs", kind: "count", value: (r) => r.cus, tooltip: "Compute units (ROCm)" },
 ];
 
 function readGpuInfo(info: unknown): GpuRow[] {
@@ -140,6 +151,7 @@ function readGpuInfo(info: unknown): GpuRow[] {
           memory: num(props, "memory_bytes"),
           cc: str(props, "compute_capability"),
           sms: num(props, "sms"),
+          cus: num(props, "compute_units"),
         });
       }
     }
@@ -463,8 +475,8 @@ export function DistributedView(p: ViewProps): ReactNode {
         )}
       </Section>
       {shaped.gpus.length > 0 && (
-        <Section title="GPUs" id="dist-gpus">
-          <DataTable rows={shaped.gpus} columns={GPU_COLUMNS} csvName={fileSlug("gpus", p.run)} search={false} height={Math.min(300, 36 + 28 * shaped.gpus.length)} />
+        <Section title="Devices" id="dist-gpus">
+          <DataTable rows={shaped.gpus} columns={GPU_COLUMNS.filter((c) => shownGpuColumn(c.id, shaped.gpus))} csvName={fileSlug("gpus", p.run)} search={false} height={Math.min(300, 36 + 28 * shaped.gpus.length)} />
         </Section>
       )}
       <Section

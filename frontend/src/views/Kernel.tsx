@@ -17,6 +17,7 @@ export interface KernelRow {
   regs: number | null;
   shmem: number | null;
   tcUsed: boolean;
+  tcUnknown: boolean;
   opTcEligible: boolean | null;
   calls: number;
   total: number;
@@ -51,6 +52,8 @@ export function readKernelRow(r: unknown): KernelRow {
     regs: nonNegative(num(r, "regs")),
     shmem: nonNegative(num(r, "shmem")),
     tcUsed: get(r, "tc_used") === true,
+    /** the kernel's name does not say whether it used the matrix units */
+    tcUnknown: get(r, "tc_unknown") === true,
     opTcEligible: opTc === undefined ? null : opTc === true,
     calls,
     total,
@@ -75,6 +78,8 @@ export interface KernelTotals {
   count: number;
   total: number;
   tc: number | null;
+  /** time of kernels whose names do not say (null where no rule exists) */
+  tcUnknown: number | null;
 }
 
 export function readKernelTotals(data: unknown): KernelTotals {
@@ -84,6 +89,7 @@ export function readKernelTotals(data: unknown): KernelTotals {
     count: num(data, "kernel_count") ?? 0,
     total: num(totals, "total_us") ?? 0,
     tc: num(totals, "tc_us"),
+    tcUnknown: num(totals, "tc_unknown_us"),
   };
 }
 
@@ -126,7 +132,7 @@ function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (
   }
   const short = units === "Matrix Cores" ? "MC" : "TC";
   if (units) {
-    cols.push({ id: "tc_used", header: `${short} used`, kind: "text", value: (r) => (r.tcUsed ? "yes" : "no"), width: "minmax(64px, 0.6fr)", searchable: false, tooltip: `Whether the kernel's name says it runs on ${units}` });
+    cols.push({ id: "tc_used", header: `${short} used`, kind: "text", value: (r) => (r.tcUsed ? "yes" : r.tcUnknown ? "?" : "no"), width: "minmax(64px, 0.6fr)", searchable: false, tooltip: `Whether the kernel's name says it runs on ${units} ("?": the name does not say)` });
     if (detailed && rows.some((r) => r.opTcEligible !== null))
       cols.push({ id: "op_tc", header: `Op ${short} eligible`, kind: "text", value: (r) => (r.opTcEligible ? "yes" : "no"), width: "minmax(72px, 0.7fr)", searchable: false, tooltip: `Whether the launching operator could run on ${units}` });
   }
@@ -187,7 +193,8 @@ export function KernelView(p: ViewProps): ReactNode {
         ? tensorCoreSlices(
             [
               { total: totals.tc, tcUsed: true },
-              { total: totals.total - totals.tc, tcUsed: false },
+              { total: totals.total - totals.tc - (totals.tcUnknown ?? 0), tcUsed: false },
+              { total: totals.tcUnknown ?? 0, tcUsed: null },
             ],
             units,
           )
@@ -227,11 +234,11 @@ export function KernelView(p: ViewProps): ReactNode {
         <div className="grid2">
           <Pie title={`Top ${topN} kernels by total time`} slices={kernelTopSlices(totals)} testId="pie-kernels" />
           {units ? (
-            <Pie title={`Kernel time using ${units}`} slices={tcSlices} testId="pie-tc" />
+            <Pie title={`Kernel time using ${units} (at least)`} slices={tcSlices} testId="pie-tc" />
           ) : (
             <div className="pie-empty" data-testid="pie-tc-missing">
               <strong>Matrix units</strong>
-              <div className="muted">This device's kernel names do not say whether they use matrix units (tensor cores): no share is shown.</div>
+              <div className="muted">This device's kernel names do not say whether they use its matrix units: no share is shown.</div>
             </div>
           )}
         </div>

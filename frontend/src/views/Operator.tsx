@@ -152,10 +152,11 @@ export function operatorColumns(withDevice: boolean, withShape: boolean, show?: 
     { id: "host_total", header: "Host total", kind: "duration", value: (r) => r.hostTotal, tooltip: "Wall time on the host, children included" },
   );
   if (withDevice && units) {
+    const short = units === "Matrix Cores" ? "MC" : "TC"; // ROCm says Matrix Cores, CUDA Tensor Cores
     cols.push(
-      { id: "tc_eligible", header: "TC eligible", kind: "text", value: (r) => (r.tcEligible ? "yes" : "no"), width: "minmax(80px, 0.6fr)", searchable: false },
-      { id: "tc_self", header: "TC self", kind: "percent", value: (r) => r.tcSelfPct, tooltip: `Share of device self time in kernels using ${units}` },
-      { id: "tc_total", header: "TC total", kind: "percent", value: (r) => r.tcTotalPct, tooltip: `Share of device total time in kernels using ${units}` },
+      { id: "tc_eligible", header: `${short} eligible`, kind: "text", value: (r) => (r.tcEligible ? "yes" : "no"), width: "minmax(80px, 0.6fr)", searchable: false },
+      { id: "tc_self", header: `${short} self`, kind: "percent", value: (r) => r.tcSelfPct, tooltip: `Share of device self time in kernels using ${units}` },
+      { id: "tc_total", header: `${short} total`, kind: "percent", value: (r) => r.tcTotalPct, tooltip: `Share of device total time in kernels using ${units}` },
     );
   }
   return cols;

@@ -20,6 +20,8 @@ export interface Gpu {
   smEfficiency: number | null;
   occupancy: number | null;
   tensorCore: number | null;
+  /** share of kernel time in kernels whose names do not say (tensorCore is a lower bound by this much) */
+  tensorCoreUnknown: number | null;
 }
 
 function readGpu(g: unknown): Gpu {
@@ -32,6 +34,7 @@ function readGpu(g: unknown): Gpu {
     smEfficiency: num(g, "sm_efficiency_pct"),
     occupancy: num(g, "achieved_occupancy_pct"),
     tensorCore: num(g, "tensor_core_pct"),
+    tensorCoreUnknown: num(g, "tensor_core_unknown_pct"),
   };
 }
 
@@ -108,6 +111,8 @@ export function readOverview(data: unknown) {
     stepTime: steps.length ? stepTime : null,
     recommendations: arr(data, "recommendations").map(readRec),
     graphs: readGraphs(get(data, "graphs")),
+    /** launches whose device records were all lost (docs/metrics.md, "Device kind"): the note, or "" */
+    lostDeviceActivity: str(get(data, "lost_device_activity"), "text"),
     inference: readInference(get(data, "inference")),
     /** the note of a CUPTI range-profiler trace (counters, no kernel times); "" otherwise */
     rangeProfiler: str(get(data, "range_profiler"), "note"),
@@ -200,6 +205,8 @@ export function OverviewView(p: ViewProps): ReactNode {
 
   if (error) return <ErrorBox error={error} what="the overview" />;
   if (loading || !shaped || !chart) return <Loading what="overview" />;
+  // SM efficiency and occupancy are CUPTI figures: shown on CUDA devices only (an answer without a platform keeps them)
+  const cupti = !shaped.platform || shaped.platform === "CUDA";
 
   return (
     <div className="overview">
@@ -231,6 +238,12 @@ export function OverviewView(p: ViewProps): ReactNode {
         )}
       </Section>
 
+      {shaped.lostDeviceActivity && (
+        <div className="warn" data-testid="lost-device-activity">
+          {shaped.lostDeviceActivity}
+        </div>
+      )}
+
       {shaped.gpus.length > 0 && (
         <Section title={`${shaped.deviceType} summary`} id="gpu-summary">
           <div className="cards">
@@ -260,28 +273,43 @@ export function OverviewView(p: ViewProps): ReactNode {
                     missing="The trace has no kernel in the profiled window"
                     testId="gpu-utilization"
                   />
-                  <Figure
-                    label="Est. SM efficiency"
-                    title="Blocks per SM, capped at 1, weighted by kernel time over the window"
-                    value={g.smEfficiency}
-                    missing="Not in this trace: no kernel carries “blocks per SM” (CUDA traces only)"
-                    testId="gpu-sm-efficiency"
-                  />
-                  <Figure
-                    label="Est. achieved occupancy"
-                    title="Kernel-time-weighted mean of estimated achieved occupancy"
-                    value={g.occupancy}
-                    missing="Not in this trace: no kernel carries “est. achieved occupancy %” (CUDA traces only)"
-                    testId="gpu-occupancy"
-                  />
+                  {cupti && (
+                    <>
+                      <Figure
+                        label="Est. SM efficiency"
+                        title="Blocks per SM, capped at 1, weighted by kernel time over the window"
+                        value={g.smEfficiency}
+                        missing="Not in this trace: no kernel carries “blocks per SM”"
+                        testId="gpu-sm-efficiency"
+                      />
+                      <Figure
+                        label="Est. achieved occupancy"
+                        title="Kernel-time-weighted mean of estimated achieved occupancy (Kineto's 0, written when CUPTI cannot compute it, is left out)"
+                        value={g.occupancy}
+                        missing="Not in this trace: no kernel carries a computed “est. achieved occupancy %”"
+                        testId="gpu-occupancy"
+                      />
+                    </>
+                  )}
                   {shaped.matrixUnits && (
-                    <Figure
-                      label={`Kernel time using ${shaped.matrixUnits}`}
-                      title={`Share of kernel time spent in kernels whose names say they use ${shaped.matrixUnits} (docs/metrics.md)`}
-                      value={g.tensorCore}
-                      missing="No kernel time to classify"
-                      testId="gpu-tc"
-                    />
+                    <>
+                      <Figure
+                        label={`Kernel time using ${shaped.matrixUnits} (at least)`}
+                        title={`Share of kernel time spent in kernels whose names say they use ${shaped.matrixUnits}: a lower bound, kernels whose names do not say count as not using them (docs/metrics.md)`}
+                        value={g.tensorCore}
+                        missing="No kernel time to classify"
+                        testId="gpu-tc"
+                      />
+                      {g.tensorCoreUnknown !== null && g.tensorCoreUnknown > 0 && (
+                        <Figure
+                          label="Kernel time not classified"
+                          title={`Share of kernel time in kernels whose names do not say whether they use ${shaped.matrixUnits} (Triton, custom kernels)`}
+                          value={g.tensorCoreUnknown}
+                          missing=""
+                          testId="gpu-tc-unknown"
+                        />
+                      )}
+                    </>
                   )}
                 </dl>
               </div>

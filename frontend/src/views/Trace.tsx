@@ -78,7 +78,7 @@ export function TraceView(p: ViewProps): ReactNode {
   const exportLink = p.state.capture ? (
     <CaptureBanner p={p} />
   ) : (
-    <a className="btn" href={exportHref} download={exportName} data-testid="trace-download" title="Download the trace (with GPU counter tracks) for Perfetto or chrome://tracing">
+    <a className="btn" href={exportHref} download={exportName} data-testid="trace-download" title="Download the trace (with device counter tracks) for Perfetto or chrome://tracing">
       Export
     </a>
   );

@@ -80,18 +80,22 @@ export function meanOf(rows: Record<string, number>[], keys: string[]): Record<s
 
 /** Kernel time on matrix units (Tensor Cores, AMD Matrix Cores) vs not (rows: kernels with their
  * total time and whether they use them). */
-export function tensorCoreSlices(rows: { total: number; tcUsed: boolean }[], units = "Tensor Cores"): Slice[] {
+export function tensorCoreSlices(rows: { total: number; tcUsed: boolean | null }[], units = "Tensor Cores"): Slice[] {
   let on = 0;
   let off = 0;
+  let unknown = 0; // tcUsed null: the kernel's name does not say (Triton, custom kernels)
   for (const r of rows) {
-    if (r.tcUsed) on += r.total;
+    if (r.tcUsed === null) unknown += r.total;
+    else if (r.tcUsed) on += r.total;
     else off += r.total;
   }
-  if (on + off <= 0) return [];
-  return [
+  if (on + off + unknown <= 0) return [];
+  const out: Slice[] = [
     { name: `Using ${units}`, value: on },
     { name: `Not using ${units}`, value: off, key: "other" },
   ];
+  if (unknown > 0) out.push({ name: "Name does not say", value: unknown });
+  return out;
 }
 
 /**

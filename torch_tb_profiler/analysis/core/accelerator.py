@@ -8,7 +8,12 @@ A Kineto trace does not name its device platform, so the evidence decides (docs/
   ``privateuse1_runtime``/``privateuse1_driver`` → PrivateUse1, ``hip_runtime`` → ROCm;
 - otherwise HIP runtime calls (``hip*`` names, which ROCm builds record under ``cuda_runtime``) or an
   AMD device name in ``deviceProperties`` mean ROCm;
-- otherwise any runtime call or device activity means CUDA; none at all means CPU.
+- otherwise any runtime call or device activity means CUDA.
+
+All of this only when the trace shows device work: device activity (kernels, copies, sets; HPU's
+``hpu_op``), or host calls that submit it (launches and copies whose device records were lost,
+``model/device_work.py``). A trace whose only runtime calls query the device (``cudaGetDeviceCount``,
+``cudaGetDeviceProperties``: a CPU run on a GPU host) is a CPU run, whatever ``deviceProperties`` lists.
 
 CUDA and ROCm devices are shown as "GPU"; the others by their own name. CUDA-only figures (compute
 capability, SM efficiency, tensor cores) are reported only where they have a meaning.
@@ -20,6 +25,8 @@ import re
 from dataclasses import dataclass
 
 from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.model import device_work
+from torch_tb_profiler.model.device_work import work_call_mask
 
 _PLATFORM_BY_CATEGORY = {
     "mtia_runtime": "MTIA",
@@ -54,21 +61,31 @@ class Accelerator:
         return {"CUDA": "Tensor Cores", "ROCm": "Matrix Cores"}.get(self.platform or "")
 
     @property
+    def graphs(self) -> str | None:
+        """The vendor's name for captured launch graphs, None where none is known (MTIA, XPU, …)."""
+        return {"CUDA": "CUDA graphs", "ROCm": "HIP graphs"}.get(self.platform or "")
+
+    @property
+    def sm_figures(self) -> bool:
+        """SM efficiency, blocks per SM and occupancy come from CUPTI: CUDA only."""
+        return self.platform == "CUDA"
+
+    @property
     def has_compute_capability(self) -> bool:
         """computeMajor/Minor are CUDA compute capabilities only on CUDA (ROCm writes its gfx major)."""
         return self.platform == "CUDA"
 
 
 def detect(profile) -> Accelerator:
-    counts = profile.meta.counts or {}
-    seen = {_PLATFORM_BY_CATEGORY[c] for c in _categories(counts) if c in _PLATFORM_BY_CATEGORY}
+    categories = _categories(profile.meta.counts or {})
+    if _range_profiler_only(profile):  # CUPTI range-profiler counters (core/range_profiler.py): CUDA's
+        return Accelerator("CUDA")
+    if not (len(profile.device) or "hpu_op" in categories or work_call_mask(profile.runtimes).any()):
+        return Accelerator(None)  # no device did any work: not the run's device
+    seen = {_PLATFORM_BY_CATEGORY[c] for c in categories if c in _PLATFORM_BY_CATEGORY}
     for platform in _PLATFORM_ORDER:
         if platform in seen:
             return Accelerator(platform)
-    if not len(profile.runtimes) and not len(profile.device):
-        # CUPTI range-profiler counters (analysis/core/range_profiler.py) are CUDA's too
-        cats = profile.others["cat"].to_numpy(object) if len(profile.others) else []
-        return Accelerator("CUDA" if "cuda_profiler_range" in set(cats) else None)
     if _rocm(profile):
         return Accelerator("ROCm")
     return Accelerator("CUDA")
@@ -77,6 +94,19 @@ def detect(profile) -> Accelerator:
 def accelerator(profile) -> Accelerator:
     """The profile's accelerator (computed once per profile)."""
     return memoized(profile, "accelerator.detect", lambda: detect(profile))
+
+
+def lost_launches(profile) -> int:
+    """Launch/copy calls of a trace that has no device activity at all (their records were lost), else 0."""
+    return memoized(
+        profile, "accelerator.lost", lambda: device_work.lost_launches(profile.runtimes, profile.device)
+    )
+
+
+def _range_profiler_only(profile) -> bool:
+    if len(profile.runtimes) or len(profile.device) or not len(profile.others):
+        return False
+    return "cuda_profiler_range" in set(profile.others["cat"].to_numpy(object))
 
 
 def _categories(counts: dict[str, int]) -> set[str]:

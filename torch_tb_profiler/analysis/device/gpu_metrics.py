@@ -8,7 +8,9 @@ W = [first step start, last step end] (device-extended steps). For the kernels o
   min(1, Σ ``blocks per SM`` of the kernels running then) × piece length, / |W|
 - Est. achieved occupancy = Σ occupancy_k × |k ∩ W| / Σ |k ∩ W| over the kernels with an
   ``est. achieved occupancy %`` value
-- tensor-core share = time of tensor-core kernels / time of all kernels on the device (whole profile)
+- tensor-core share = time of tensor-core kernels / time of all kernels on the device (whole profile),
+  a lower bound: the kernels whose name does not say (``tensor_cores.UNKNOWN``) are reported as a share
+  of their own
 
 A figure the trace cannot give is None, never 0: SM efficiency when no kernel carries ``blocks per
 SM``, occupancy when none carries ``est. achieved occupancy %``, compute capability off CUDA, the
@@ -26,7 +28,7 @@ import pandas as pd
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.steps import window
-from torch_tb_profiler.analysis.device.tensor_cores import uses_tensor_cores
+from torch_tb_profiler.analysis.device import tensor_cores
 from torch_tb_profiler.model import intervals as iv
 
 
@@ -73,6 +75,20 @@ def sm_efficiency(
     return float(np.sum(weight * (np.clip(seg_hi, lo, hi) - np.clip(seg_lo, lo, hi))) / (hi - lo))
 
 
+def known_occupancy(occupancy: np.ndarray, warps_per_sm: np.ndarray) -> np.ndarray:
+    """Est. achieved occupancy % with Kineto's placeholder 0 as NaN (docs/metrics.md, "GPU metrics").
+
+    Kineto writes the figure as a whole percent, and 0 when CUPTI's occupancy calculator fails (e.g. a
+    kernel with more than 48 KiB of dynamic shared memory). A kernel with at least one warp per SM keeps
+    at least 1 of at most 64 warp slots busy, over 1 %: its 0 is the placeholder. Below one warp per SM
+    a computed value can truncate to 0 (under 1 %) and is kept; without ``warps per SM`` a 0 is unknown.
+    """
+    occ = np.asarray(occupancy, dtype=np.float64)
+    warps = np.asarray(warps_per_sm, dtype=np.float64)
+    placeholder = (occ == 0) & ~(warps < 1)  # NaN warps compare False: unknown too
+    return np.where(placeholder, np.nan, occ)
+
+
 def achieved_occupancy(
     ts: np.ndarray, end: np.ndarray, occupancy: np.ndarray, lo: float, hi: float
 ) -> float | None:
@@ -85,11 +101,12 @@ def achieved_occupancy(
     return float(np.sum(occ[has] * clipped[has]) / weight)
 
 
-def tensor_core_share(names: pd.Series, dur: np.ndarray) -> float:
-    total = float(dur.sum())
-    if total <= 0:
-        return 0.0
-    return float(dur[uses_tensor_cores(names)].sum()) / total
+def tensor_core_share(names: pd.Series, dur: np.ndarray, platform: str | None = "CUDA") -> float:
+    """Time of the kernels the platform's rule says used matrix units / time of all kernels."""
+    classes = np.fromiter(
+        (tensor_cores.kernel_matrix_class(str(n), platform) for n in names), np.int8, len(names)
+    )
+    return tensor_cores.matrix_share(classes, dur)[0]
 
 
 def gpu_summary(profile) -> list[dict[str, Any]]:
@@ -106,6 +123,7 @@ def _gpu_summary(profile) -> list[dict[str, Any]]:
     acc = accelerator(profile)
     out = []
     device = k["device"].to_numpy(dtype=np.int64)
+    classes = tensor_cores.matrix_classes(profile)[profile.device["kind"].to_numpy() == "kernel"]
     for dev_id in np.unique(device):
         if dev_id < 0:
             continue
@@ -113,20 +131,30 @@ def _gpu_summary(profile) -> list[dict[str, Any]]:
         ts = k["ts"].to_numpy(dtype=np.float64)[sel]
         end = k["end"].to_numpy(dtype=np.float64)[sel]
         props = profile.meta.device_property(int(dev_id))
-        occ = achieved_occupancy(ts, end, k["occupancy"].to_numpy()[sel], lo, hi)
+        occ = achieved_occupancy(
+            ts,
+            end,
+            known_occupancy(k["occupancy"].to_numpy()[sel], k["warps_per_sm"].to_numpy()[sel]),
+            lo,
+            hi,
+        )
         sm = sm_efficiency(ts, end, k["blocks_per_sm"].to_numpy()[sel], lo, hi)
-        tc = tensor_core_share(k["name"][sel], end - ts) if acc.matrix_units else None
+        tc, unknown = tensor_cores.matrix_share(classes[sel], end - ts) if acc.matrix_units else (None, None)
         out.append(
             {
                 "id": int(dev_id),
                 "name": props.get("name"),
                 "memory_bytes": props.get("totalGlobalMem"),
                 "compute_capability": _compute_capability(props) if acc.has_compute_capability else None,
-                "num_sms": props.get("numSms"),
+                # numSms counts SMs on CUDA and compute units (CUs) on ROCm: each under its own name
+                "num_sms": props.get("numSms") if acc.platform == "CUDA" else None,
+                "compute_units": props.get("numSms") if acc.platform == "ROCm" else None,
                 "utilization_pct": 100.0 * utilization(ts, end, lo, hi),
                 "sm_efficiency_pct": None if sm is None else 100.0 * sm,
                 "achieved_occupancy_pct": occ,
                 "tensor_core_pct": None if tc is None else 100.0 * tc,
+                # the kernels whose name does not say: tensor_core_pct is a lower bound by this much
+                "tensor_core_unknown_pct": None if unknown is None else 100.0 * unknown,
                 "kernel_time_us": float(np.sum(end - ts)),
             }
         )

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.plain import clean
 from torch_tb_profiler.analysis.core.steps import steps as step_table
@@ -76,6 +77,7 @@ def _side(profile) -> dict[str, Any]:
     return {
         "label": {"run": profile.run, "worker": profile.worker, "span": profile.span},
         "device_type": dev_type,
+        "matrix_units": accelerator(profile).matrix_units,
         "has_profiler_steps": bool(len(profile.steps)),
         "steps": n_steps,
         "step_time": _stats(per_step["duration"].to_numpy(dtype=np.float64)),
@@ -165,6 +167,7 @@ def _gpu_level(b: dict[str, Any], e: dict[str, Any], notes: list[str]) -> list[d
             (g if g in b["gpus"] else None, g if g in e["gpus"] else None)
             for g in sorted({*b["gpus"], *e["gpus"]})
         ]
+    kind = e["device_type"] if e["device_type"] != "CPU" else b["device_type"]  # GPU, MTIA, …
     out = []
     for ib, ie in pairs:
         gb, ge = b["gpus"].get(ib), e["gpus"].get(ie)
@@ -178,10 +181,10 @@ def _gpu_level(b: dict[str, Any], e: dict[str, Any], notes: list[str]) -> list[d
             if gb is not None and ge is not None and (gb[f] is None) != (ge[f] is None):
                 lacking = "baseline" if gb[f] is None else "experiment"
                 what = f.removesuffix("_pct").replace("_", " ")
-                notes.append(f"GPU {row['id']}: the {lacking}'s trace gives no {what}: it is not compared")
+                notes.append(f"{kind} {row['id']}: the {lacking}'s trace gives no {what}: it is not compared")
         if gb is None or ge is None:
             notes.append(
-                f"GPU {row['id']} ran kernels only in the {'experiment' if gb is None else 'baseline'}"
+                f"{kind} {row['id']} ran kernels only in the {'experiment' if gb is None else 'baseline'}"
             )
         out.append(row)
     return out
@@ -543,7 +546,7 @@ def _compare(base_prof, exp_prof, group_by: str, waterfall_top: int) -> dict:
         notes.append(
             f"the sides have {b['steps']} and {e['steps']} steps: operator and kernel figures are per step"
         )
-    gpu = "GPU" in (b["device_type"], e["device_type"])
+    gpu = any(t != "CPU" for t in (b["device_type"], e["device_type"]))  # GPU, MTIA, XPU, …
     metric = "device_self_us" if gpu else "host_self_us"
     steps, cats = _step_level(b, e, notes)
     ops = operator_rows(base_prof, exp_prof, b, e, group_by, metric)
@@ -552,8 +555,18 @@ def _compare(base_prof, exp_prof, group_by: str, waterfall_top: int) -> dict:
         notes.append("a side records no input shapes (record_shapes=False): rows by input shape join poorly")
     kern = kernel_rows(base_prof, exp_prof, b, e) if gpu else []
     return {
-        "baseline": {**b["label"], "device_type": b["device_type"], "steps": b["steps"]},
-        "experiment": {**e["label"], "device_type": e["device_type"], "steps": e["steps"]},
+        "baseline": {
+            **b["label"],
+            "device_type": b["device_type"],
+            "matrix_units": b["matrix_units"],
+            "steps": b["steps"],
+        },
+        "experiment": {
+            **e["label"],
+            "device_type": e["device_type"],
+            "matrix_units": e["matrix_units"],
+            "steps": e["steps"],
+        },
         "group_by": group_by,
         "sort_metric": metric,
         "steps": steps,

@@ -237,7 +237,7 @@ def _node_process(worker: str, host_name: str, main_pid: str | None) -> tuple[st
 
 def _gpu_info(profile: Any) -> dict[str, dict]:
     """Per used device (ids of device events), keyed by kind and id ("GPU0", "MTIA9"): name, memory,
-    compute capability (CUDA only), SMs."""
+    compute capability (CUDA only), SMs (CUDA) or compute units (ROCm)."""
     props = getattr(profile.meta, "device_properties", None) or []
     by_id = {}
     for i, p in enumerate(props):
@@ -255,8 +255,9 @@ def _gpu_info(profile: Any) -> dict[str, dict]:
             info["memory_gb"] = round(int(p["totalGlobalMem"]) / 1024**3, 2)
         if p.get("computeMajor") is not None and accelerator(profile).has_compute_capability:
             info["compute_capability"] = f"{p.get('computeMajor')}.{p.get('computeMinor')}"
-        if p.get("numSms") is not None:
-            info["sms"] = p.get("numSms")
+        if p.get("numSms") is not None and accelerator(profile).platform in ("CUDA", "ROCm"):
+            # SMs on CUDA, compute units on ROCm (the same deviceProperties field)
+            info["sms" if accelerator(profile).platform == "CUDA" else "compute_units"] = p.get("numSms")
         out[f"{accelerator(profile).kind}{d}"] = info  # GPU0, MTIA9, …
     return out
 

@@ -3,7 +3,7 @@
 Definitions (docs/metrics.md, "Kernels"): memcpy and memset are not kernels. Per group: calls,
 total/mean/max/min duration (µs); mean blocks per SM and mean Est. achieved occupancy are averages
 weighted by kernel duration over the calls that carry the value (None when none does); tensor cores
-used per ``tensor_cores.kernel_uses_tensor_cores``. The operator of a kernel is the operator that
+used per the platform's rule (``tensor_cores.matrix_classes``). The operator of a kernel is the operator that
 launched it (``device.op``, through cuda_runtime or cuda_driver calls); "" when nothing launched it.
 Replayed calls / replayed device: the calls (and their µs) that ran in graph replays (graphs/replays.py).
 """
@@ -15,7 +15,8 @@ import pandas as pd
 
 from torch_tb_profiler.analysis.core import names
 from torch_tb_profiler.analysis.core.cache import memoized
-from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores
+from torch_tb_profiler.analysis.device import tensor_cores
+from torch_tb_profiler.analysis.device.gpu_metrics import known_occupancy
 from torch_tb_profiler.analysis.graphs.replays import replayed_mask
 from torch_tb_profiler.analysis.ops.operators import op_stats
 
@@ -55,8 +56,9 @@ def _kernel_rows(profile) -> pd.DataFrame:
             "shmem": _int_or_missing(k["shmem"]),
             "dur": k["dur"].to_numpy(dtype=np.float64),
             "blocks_per_sm": k["blocks_per_sm"].to_numpy(dtype=np.float64),
-            "occupancy": k["occupancy"].to_numpy(dtype=np.float64),
-            "tc": names.mask(profile, "device", kernel_uses_tensor_cores)[sel],
+            "occupancy": known_occupancy(k["occupancy"].to_numpy(), k["warps_per_sm"].to_numpy()),
+            "tc": tensor_cores.uses_mask(profile)[sel],
+            "tc_unknown": (tensor_cores.matrix_classes(profile) == tensor_cores.UNKNOWN)[sel],
             "op_tc_eligible": np.where(has_op, eligible[safe], False)
             if len(eligible)
             else np.zeros(len(k), bool),
@@ -95,6 +97,7 @@ def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
         "mean_blocks_per_sm",
         "mean_achieved_occupancy_pct",
         "tc_used",
+        "tc_unknown",
         "replayed_calls",
         "replayed_device_us",
     ]
@@ -129,6 +132,7 @@ def _group(rows: pd.DataFrame, group_by: str) -> pd.DataFrame:
         occ_d=("occ_d", "sum"),
         occ_n=("occ_n", "sum"),
         tc_used=("tc", "any"),
+        tc_unknown=("tc_unknown", "all"),  # the name does not say (the platform's rule)
         replayed_calls=("replayed", "sum"),
         replayed_device_us=("replayed_dur", "sum"),
         op_tc_eligible=("op_tc_eligible", "any"),
@@ -151,9 +155,19 @@ def _weighted(num: pd.Series, den: pd.Series, count: pd.Series) -> np.ndarray:
 
 
 def tensor_core_share(profile) -> float:
-    """Time of tensor-core kernels / time of all kernels (0..1; 0 without kernels)."""
+    """Time of tensor-core kernels / time of all kernels (0..1; 0 without kernels): a lower bound."""
+    return _shares(profile)[0]
+
+
+def tensor_core_unknown_share(profile) -> float:
+    """Time of the kernels whose name does not say / time of all kernels (0..1)."""
+    return _shares(profile)[1]
+
+
+def _shares(profile) -> tuple[float, float]:
     rows = kernel_rows(profile)
     total = float(rows["dur"].sum()) if len(rows) else 0.0
     if total <= 0:
-        return 0.0
-    return float(rows["dur"][rows["tc"]].sum()) / total
+        return 0.0, 0.0
+    dur = rows["dur"]
+    return float(dur[rows["tc"]].sum()) / total, float(dur[rows["tc_unknown"]].sum()) / total

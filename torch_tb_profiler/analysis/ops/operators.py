@@ -39,7 +39,7 @@ import pandas as pd
 from torch_tb_profiler.analysis.core import names as name_index
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.device.breakdown import dataloader_ops, profiler_step_ops
-from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores, op_name_eligible
+from torch_tb_profiler.analysis.device.tensor_cores import op_name_eligible, uses_mask
 from torch_tb_profiler.analysis.graphs.replays import replay_ops, replayed_copies, replayed_mask
 from torch_tb_profiler.model.build import EnclosingOp, nesting_tolerance, op_tree
 
@@ -104,9 +104,7 @@ def _op_stats(profile) -> pd.DataFrame:
         d_op = dev["op"].to_numpy(dtype=np.int64)
         ok = d_op >= 0
         d_dur = dev["dur"].to_numpy(dtype=np.float64)
-        tc = (dev["kind"].to_numpy() == "kernel") & name_index.mask(
-            profile, "device", kernel_uses_tensor_cores
-        )
+        tc = (dev["kind"].to_numpy() == "kernel") & uses_mask(profile)
         np.add.at(dev_self, rep[d_op[ok]], d_dur[ok])
         np.add.at(tc_self, rep[d_op[ok & tc]], d_dur[ok & tc])
 

@@ -7,19 +7,20 @@ from typing import Any
 import numpy as np
 
 from torch_tb_profiler.analysis.core import range_profiler, steps
-from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.accelerator import accelerator, lost_launches
 from torch_tb_profiler.analysis.core.plain import clean
 from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
 from torch_tb_profiler.analysis.graphs import replays
 from torch_tb_profiler.analysis.modules.tree import has_module_view
 from torch_tb_profiler.analysis.overview.recommendations import recommendations
+from torch_tb_profiler.model.device_work import lost_launches_note
 
 _VERSION_HINTS = ("version",)
 
 
 def device_type(profile) -> str:
     """The device kind (analysis/core/accelerator.py): GPU for CUDA and ROCm, MTIA, XPU, HPU, PrivateUse1,
-    or CPU when the profile has no runtime call and no device activity."""
+    or CPU when no device did any work (no device activity and no launch)."""
     return accelerator(profile).kind
 
 
@@ -32,7 +33,10 @@ def categories(profile) -> list[str]:
     avg = breakdown.average(profile)
     shown = []
     for c in breakdown.CATEGORIES:
-        if (c in breakdown.GPU_CATEGORIES or c == "runtime") and not gpu:
+        if c in breakdown.GPU_CATEGORIES and not gpu:
+            continue
+        # a CPU run on a GPU host may still call the runtime (cudaGetDeviceCount): shown when it took time
+        if c == "runtime" and not gpu and avg["runtime"] <= 0:
             continue
         if c in breakdown.GPU_CATEGORIES and counters_only:
             continue
@@ -125,9 +129,16 @@ def overview(profile) -> dict[str, Any]:
         "gpus": [_finite(g) for g in gpu_metrics.gpu_summary(profile)],
         "recommendations": recommendations(profile),
         "graphs": replays.overview_note(profile),
+        "lost_device_activity": lost_device_activity(profile),
         "inference": inference(profile),
         "range_profiler": range_profiler.summary(profile),
     }
+
+
+def lost_device_activity(profile) -> dict[str, Any] | None:
+    """The note when launches have no device record at all (docs/metrics.md, "Device kind"), else None."""
+    count = lost_launches(profile)
+    return {"launches": count, "text": lost_launches_note(count)} if count else None
 
 
 def _finite(d: dict[str, Any]) -> dict[str, Any]:

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.analysis.core import names
-from torch_tb_profiler.analysis.core.accelerator import accelerator
+from torch_tb_profiler.analysis.core.accelerator import accelerator, lost_launches
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.steps import steps
 from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
@@ -177,11 +177,12 @@ def data_parallel(ctx: Context) -> Recommendation | None:
     if not ctx.ops_where(lambda n: n == "DataParallel.forward").any() or len(ctx.gpus) < 2:
         return None
     ids = [g["id"] for g in ctx.gpus]
+    kind = accelerator(ctx.profile).kind  # GPU, MTIA, XPU, …
     return Recommendation(
         "data_parallel",
-        "DataParallel on several GPUs",
-        f"torch.nn.DataParallel drives GPUs {_join(ids)} from one process. DistributedDataParallel "
-        "(one process per GPU) avoids the per-step scatter/gather and the Python GIL contention.",
+        f"DataParallel on several {kind}s",
+        f"torch.nn.DataParallel drives {kind}s {_join(ids)} from one process. DistributedDataParallel "
+        f"(one process per {kind}) avoids the per-step scatter/gather and the Python GIL contention.",
         {"gpus": ids},
     )
 
@@ -218,7 +219,7 @@ def communication(ctx: Context) -> Recommendation | None:
         "Communication takes a large part of each step",
         f"{_pct(share)} of the mean step time ({_us(ctx.avg['communication'])}) is communication that no "
         "computation hides. Consider gradient compression, gradient accumulation over several "
-        "micro-batches (no_sync), a larger batch per GPU, or an optimizer made for large batches (LAMB).",
+        "micro-batches (no_sync), a larger batch per device, or an optimizer made for large batches (LAMB).",
         {"communication_us": ctx.avg["communication"], "step_us": ctx.avg["duration"], "share": share},
     )
 
@@ -324,13 +325,15 @@ def host_bound(ctx: Context) -> Recommendation | None:
     top = [{"name": str(n), "idle_overlap_us": float(v)} for n, v in by_name.items()]
     n_steps = max(len(ctx.steps), 1)
     where = f" The host was mostly in {_names([t['name'] for t in top])} then." if top else ""
+    acc = accelerator(ctx.profile)
+    graphs = f", {acc.graphs}" if acc.graphs else ""
     return Recommendation(
         "host_bound",
-        "GPU idle while the host works",
-        f"In {_pct(share)} of the mean step ({_us(waiting)}) no kernel, copy or set runs on the GPU while the "
+        f"{acc.kind} idle while the host works",
+        f"In {_pct(share)} of the mean step ({_us(waiting)}) no kernel, copy or set runs on the {acc.kind} while the "
         f"host runs operators or launches work (CPU Exec {_us(ctx.avg['cpu_exec'])}, Runtime "
         f"{_us(ctx.avg['runtime'])}, Other {_us(ctx.avg['other'])}).{where} Move host work out of the step, "
-        "overlap it with device work, or reduce Python overhead (torch.compile, CUDA graphs).",
+        f"overlap it with device work, or reduce Python overhead (torch.compile{graphs}).",
         {
             "host_wait_us": waiting,
             "share": share,
@@ -363,6 +366,10 @@ def launch_bound(ctx: Context) -> Recommendation | None:
     if launch_total < LAUNCH_TO_KERNEL_RATIO * float(dur.sum()):
         return None  # the host launches faster than the device works: not launch-bound
     kernel_names = names.values(ctx.profile, "device")[dev["kind"].to_numpy() == "kernel"][inside][short]
+    graph = {"CUDA graphs": "a CUDA graph", "HIP graphs": "a HIP graph"}.get(
+        accelerator(ctx.profile).graphs or ""
+    )
+    capture = f", capture the step in {graph}," if graph else ""
     top = pd.Series(kernel_names).value_counts().head(3)
     return Recommendation(
         "launch_bound",
@@ -371,7 +378,7 @@ def launch_bound(ctx: Context) -> Recommendation | None:
         f"{SHORT_KERNEL_US:.0f} µs (mean kernel {dur.mean():.1f} µs, mean launch call "
         f"{launch.mean() if launch.size else 0:.1f} µs, launch calls {_us(launch_total / n_steps)} per step "
         f"against {_us(float(dur.sum()) / n_steps)} of kernels): launch overhead rivals the work. Fuse element-wise "
-        "operations (torch.compile), capture the step in a CUDA graph, or use fused optimizers "
+        f"operations (torch.compile){capture} or use fused optimizers "
         "(foreach/fused=True).",
         {
             "kernels_per_step": float(per_step),
@@ -414,7 +421,7 @@ def synchronizing(ctx: Context) -> Recommendation | None:
         "Synchronizing calls inside steps",
         f"The host blocks on the device for {_pct(share)} of step time: {listing}, issued from "
         f"{_names([str(o) for o in by_op.index])}. Avoid .item(), .cpu(), .tolist(), printing tensors "
-        "and explicit synchronize() inside the step; keep metrics on the GPU and read them every N steps.",
+        "and explicit synchronize() inside the step; keep metrics on the device and read them every N steps.",
         {
             "sync_us": total,
             "share": share,
@@ -482,6 +489,8 @@ def dataloader_stalls(ctx: Context) -> Recommendation | None:
 
 
 def low_occupancy(ctx: Context) -> Recommendation | None:
+    if not accelerator(ctx.profile).sm_figures:
+        return None  # blocks per SM and occupancy are CUPTI figures (CUDA)
     table = kernels.kernel_table(ctx.profile, "name")
     if table.empty:
         return None
@@ -559,10 +568,28 @@ def recommendations(profile) -> list[dict[str, Any]]:
     return memoized(profile, "recommendations", lambda: _recommendations(profile))
 
 
+# Rules that read device activity: none of them fires on a trace whose device records were lost.
+DEVICE_RULES = frozenset(
+    {
+        data_parallel,
+        communication,
+        low_utilization,
+        amp,
+        host_bound,
+        launch_bound,
+        pageable_copies,
+        low_occupancy,
+    }
+)
+
+
 def _recommendations(profile) -> list[dict[str, Any]]:
     ctx = Context(profile)
+    lost = lost_launches(profile) > 0  # launches without any device record (docs/metrics.md)
     out = []
     for rule in RULES:
+        if lost and rule in DEVICE_RULES:
+            continue
         found = rule(ctx)
         if found is not None:
             out.append(found.to_dict())

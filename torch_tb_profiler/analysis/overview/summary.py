@@ -41,6 +41,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "span": profile.span,
         "device_type": overview.device_type(profile),
         "matrix_units": accelerator(profile).matrix_units,
+        "platform": accelerator(profile).platform,
         "steps": section("steps", lambda: len(steps.steps(profile)), 0),
         "step_list": section("step_list", lambda: steps.step_list(profile), []),
         "step_time_us": avg["duration"] if avg else None,
@@ -86,7 +87,8 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
 
 def _gpus(profile) -> list[dict[str, Any]]:
     keys = ("id", "name", "utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct", "tensor_core_pct")
-    return [{k: g[k] for k in keys} for g in gpu_metrics.gpu_summary(profile)]
+    keys += ("tensor_core_unknown_pct",)
+    return [{k: g.get(k) for k in keys} for g in gpu_metrics.gpu_summary(profile)]
 
 
 def operator_sort(profile) -> str:

@@ -1,4 +1,8 @@
-"""Counter tracks added to the trace for the timeline: per-GPU utilization and Est. SM efficiency.
+"""Counter tracks added to the trace for the timeline: per-device utilization and Est. SM efficiency.
+
+Tracks are named by the device kind (``GPU 0 Utilization``, ``MTIA 9 Utilization``); the SM-efficiency
+track exists only on CUDA devices whose kernels carry ``blocks per SM`` (a CUPTI figure: never drawn
+as 0 on ROCm or MTIA).
 
 - Range R: the profiler's own span (``PyTorch Profiler (0)``), else the span of all host and device
   events.
@@ -18,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.device.gpu_metrics import kernels, sm_efficiency_pieces
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.model import intervals as iv
@@ -69,20 +74,24 @@ def counter_series(profile: Profile) -> list[CounterSeries]:
     ends = starts + size
     ends[-1] = hi
     out: list[CounterSeries] = []
+    acc = accelerator(profile)
     for device in sorted(int(d) for d in k["device"].unique()):
         on = k[k["device"].to_numpy() == device]
         ts, end = on["ts"].to_numpy(), on["end"].to_numpy()
         busy = iv.overlap_with_each(iv.union(ts, end), starts, ends) / (ends - starts)
         out.append(
             CounterSeries(
-                f"GPU {device} Utilization",
-                "GPU Utilization",
+                f"{acc.kind} {device} Utilization",
+                f"{acc.kind} Utilization",
                 device,
                 np.concatenate(([lo], starts, [hi])),
                 np.concatenate(([0.0], busy, [0.0])),
             )
         )
-        seg_lo, seg_hi, value = sm_efficiency_pieces(ts, end, on["blocks_per_sm"].to_numpy())
+        blocks_per_sm = on["blocks_per_sm"].to_numpy(dtype=np.float64)
+        if not acc.sm_figures or np.isnan(blocks_per_sm).all():
+            continue  # the trace gives no SM efficiency: no track (the Overview shows "–")
+        seg_lo, seg_hi, value = sm_efficiency_pieces(ts, end, blocks_per_sm)
         keep = value > 0
         pairs_ts = np.column_stack((seg_lo[keep], seg_hi[keep])).ravel()
         pairs_val = np.column_stack((value[keep], np.zeros(int(keep.sum())))).ravel()

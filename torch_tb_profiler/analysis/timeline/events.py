@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from torch_tb_profiler.analysis.device.gpu_metrics import known_occupancy
 from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.analysis.timeline.index import TABLES, TimelineIndex
 from torch_tb_profiler.analysis.timeline.queries import brief, locate, self_times
@@ -135,7 +136,18 @@ def _plain(value: Any) -> Any:
 
 
 def _args(kind: str, record: Any) -> dict[str, Any]:
-    return {label: _plain(record[col]) for col, label in _ARGS[kind] if col in record and _shown(record[col])}
+    return {
+        label: _plain(record[col])
+        for col, label in _ARGS[kind]
+        if col in record and _shown(record[col]) and not (col == "occupancy" and _placeholder(record))
+    }
+
+
+def _placeholder(record: Any) -> bool:
+    """Kineto's occupancy 0 where CUPTI could not compute it (gpu_metrics.known_occupancy): not a figure."""
+    return bool(
+        np.isnan(known_occupancy(np.array([record["occupancy"]]), np.array([record["warps_per_sm"]]))[0])
+    )
 
 
 def _frames(profile: Profile, kind: str, row: int) -> list[dict[str, Any]]:

@@ -473,8 +473,8 @@ def _describe(
 def _device_name(profile: Profile, device: int) -> str:
     """ "GPU 0 (NVIDIA H100)", "MTIA 9": the device's kind, as the Overview names it, its id and name."""
     props = profile.meta.device_property(device)
-    kind = accelerator(profile).kind
-    label = f"{kind if kind != 'CPU' else 'Device'} {device}"  # CPU: memory records without device work
+    acc = accelerator(profile)
+    label = f"{acc.kind if acc.platform else 'Device'} {device}"  # "GPU 0", "MTIA 9" (the Overview's names)
     return f"{label} ({props['name']})" if props.get("name") else label
 
 
