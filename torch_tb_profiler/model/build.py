@@ -41,7 +41,7 @@ def build_profile(
     """``merger``: what the tables' graph replays ran at capture time (ingest/parse.py's captures)."""
     events, decoded.events = decoded.events, []
     event_count = len(events)
-    tables = build_tables(events)  # empties the list: events are released table by table
+    tables = build_tables(events, decoded.time_base)  # empties the list: events are released table by table
     return profile_from_tables(
         tables, decoded.top, decoded.repairs, event_count, run, worker, span, source, merger=merger
     )
@@ -201,6 +201,7 @@ def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: 
         thread_names=tables.thread_names,
         profiler_spans=tables.scaffold,
         event_count=event_count,
+        time_base_us=tables.time_base,
     )
 
 

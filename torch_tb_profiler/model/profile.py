@@ -31,6 +31,9 @@ class TraceMeta:
     event_count: int = 0
     # graph captures merged into the replays (analysis/captures/match.py): captures, unmatched replays
     graph_captures: dict[str, Any] | None = None
+    # µs every time of the tables is relative to: 0, or a trace's epoch-scale ns timestamps read exactly
+    # (trace/exact_time.py): the trace's own time of a table time t is time_base_us + t
+    time_base_us: int = 0
 
     def device_property(self, device: int) -> dict[str, Any]:
         for props in self.device_properties:

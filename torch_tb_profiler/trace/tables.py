@@ -6,6 +6,7 @@ batched ``args`` decode per kind rather than per-event Python dispatch.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections import Counter
@@ -51,6 +52,7 @@ class Tables:
     thread_names: dict[tuple[str, str], str] = field(default_factory=dict)
     scaffold: list[tuple[str, float, float]] = field(default_factory=list)  # (name, ts, end) profiler spans
     warnings: list[str] = field(default_factory=list)  # values dropped or cut while building (_Notes)
+    time_base: int = 0  # µs the times are relative to (trace/exact_time.py)
 
 
 class _Notes:
@@ -188,11 +190,13 @@ def _device_ids(args: list[Any], pids: list[int | str]) -> np.ndarray:
     return np.where(device >= 0, device, pid)
 
 
-def build_tables(events: list[Event]) -> Tables:
+def build_tables(events: list[Event], time_base: int = 0) -> Tables:
+    """``time_base``: the µs the events' ts were read relative to (``DecodedTrace.time_base``)."""
     _current.notes = _Notes()
     try:
         tables = _build_tables(events)
         tables.warnings = _current.notes.lines()
+        tables.time_base = time_base
         return tables
     finally:
         _current.notes = None
@@ -281,6 +285,9 @@ def concat_tables(parts: list[Tables]) -> Tables:
     """Tables of consecutive pieces of one file (in file order) -> the tables of the whole file."""
     if len(parts) == 1:
         return parts[0]
+    bases = [p.time_base for p in parts if p.time_base]
+    base = min(bases) if bases else 0
+    parts = [_rebased(p, base) for p in parts]
     frames = {name: _concat_frames([getattr(p, name) for p in parts]) for name in _FRAMES}
     comms = []
     offset = 0
@@ -309,7 +316,25 @@ def concat_tables(parts: list[Tables]) -> Tables:
         thread_names=thread_names,
         scaffold=scaffold,
         warnings=warnings,
+        time_base=base,
     )
+
+
+_TIME_COLUMNS = ("ts", "end")
+
+
+def _rebased(part: Tables, base: int) -> Tables:
+    """The part's times relative to ``base`` instead of its own (chunks read their bases apart)."""
+    shift = float(part.time_base - base)
+    if shift == 0.0:
+        return part
+    changes: dict[str, Any] = {}
+    for name in _FRAMES:
+        frame = getattr(part, name)
+        cols = {c: frame[c].to_numpy(np.float64) + shift for c in _TIME_COLUMNS if c in frame.columns}
+        changes[name] = frame.assign(**cols) if cols else frame
+    scaffold = [(name, ts + shift, end + shift) for name, ts, end in part.scaffold]
+    return dataclasses.replace(part, **changes, scaffold=scaffold, time_base=base)
 
 
 def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
