@@ -90,6 +90,11 @@ def _describe(cols: dict[str, Any] | None, row: int) -> str:
     return f"event '{name[:80]}' at ts {cols['ts'][row]:.0f}"
 
 
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
 def _args(
     raws: list[msgspec.Raw], kind: type[A.A], cols: dict[str, Any] | None, offset: int = 0
 ) -> list[Any]:
@@ -97,9 +102,9 @@ def _args(
     dropped: A.Dropped = []
     out = A.decode_batch(raws, kind, dropped)
     for row, key, value in dropped:
-        text = str(value)
-        short = text if len(text) <= 30 else text[:27] + "..."
-        _notes().add(f"value {short} does not fit 64 bits, dropped", key, _describe(cols, offset + row))
+        _notes().add(
+            f"value {_short(value)} does not fit 64 bits, dropped", key, _describe(cols, offset + row)
+        )
     return out
 
 
@@ -124,6 +129,12 @@ def _interned(values: list[Any], field_name: str = "a string") -> np.ndarray:
     longer than ``max_string_bytes`` (``trace/limits.py``) is cut, with a warning."""
     canonical: dict[str, str] = {}
     mapping = {v: canonical.setdefault(s := v if isinstance(v, str) else str(v), s) for v in set(values)}
+    lo, hi = _INT64
+    for v in mapping:
+        if isinstance(v, int) and not lo <= v < hi:
+            _notes().add(
+                f"value {_short(v)} does not fit 64 bits, kept as text", field_name, f"'{mapping[v]}'"
+            )
     cap = limits.get("max_string_bytes")
     for value, text in mapping.items():
         if len(text) > cap:
@@ -183,11 +194,24 @@ def _base(events: list[Event]) -> dict[str, Any]:
     }
 
 
-def _device_ids(args: list[Any], pids: list[int | str]) -> np.ndarray:
-    """args.device, else a numeric pid (Kineto writes device activities with pid = device)."""
+_INT64 = (-(1 << 63), 1 << 63)
+
+
+def _device_ids(args: list[Any], pids: list[int | str], cols: dict[str, Any]) -> np.ndarray:
+    """args.device, else a numeric pid (Kineto writes device activities with pid = device); a pid past
+    int64 gives no device (noted: the event keeps its pid, as text)."""
     device = _col([x.device for x in args], np.int64)
-    pid = _col([p if isinstance(p, int) else -1 for p in pids], np.int64)
-    return np.where(device >= 0, device, pid)
+    lo, hi = _INT64
+    numeric = [p if isinstance(p, int) else -1 for p in pids]
+    for row, p in enumerate(numeric if numeric and (min(numeric) < lo or max(numeric) >= hi) else ()):
+        if not lo <= p < hi:
+            _notes().add(
+                f"value {_short(p)} does not fit 64 bits, no device taken from it",
+                "pid",
+                _describe(cols, row),
+            )
+            numeric[row] = -1
+    return np.where(device >= 0, device, _col(numeric, np.int64))
 
 
 def build_tables(events: list[Event], time_base: int = 0) -> Tables:
@@ -449,7 +473,7 @@ def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Even
     cols["kind"] = _interned(kinds)
     pids = [e.pid for e in events]
     args = _args(_raws(events), A.DeviceArgs, cols)
-    cols["device"] = _device_ids(args, pids)
+    cols["device"] = _device_ids(args, pids, cols)
     cols["stream"] = _col([x.stream for x in args], np.int64)
     cols["corr"] = _col([x.corr for x in args], np.int64)
     cols["ext_id"] = _ext(args)
@@ -473,7 +497,7 @@ def _annotation_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
     pids = [e.pid for e in events]
     args = _args(_raws(events), A.AnnotationArgs, cols)
-    cols["device"] = _device_ids(args, pids)
+    cols["device"] = _device_ids(args, pids, cols)
     cols["stream"] = _col([x.stream for x in args], np.int64)
     cols["ext_id"] = _ext(args)
     return pd.DataFrame(cols)
@@ -497,8 +521,8 @@ def _memory_table(events: list[Event]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "ts": _floats(events, "ts"),
-            "pid": _interned([e.pid for e in events]),
-            "tid": _interned([e.tid for e in events]),
+            "pid": _interned([e.pid for e in events], "pid"),
+            "tid": _interned([e.tid for e in events], "tid"),
             "device_type": _col([x.device_type for x in args], np.int64),
             "device_id": _col([x.device_id for x in args], np.int64),
             "addr": _col([x.addr for x in args], np.int64),
@@ -528,10 +552,10 @@ def _other_table(events: list[Event]) -> pd.DataFrame:
 def _flow_table(events: list[Event]) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "flow_id": _interned(["" if e.id is None else e.id for e in events]),
+            "flow_id": _interned(["" if e.id is None else e.id for e in events], "id"),
             "ph": [e.ph for e in events],
-            "pid": _interned([e.pid for e in events]),
-            "tid": _interned([e.tid for e in events]),
+            "pid": _interned([e.pid for e in events], "pid"),
+            "tid": _interned([e.tid for e in events], "tid"),
             "ts": _floats(events, "ts"),
         }
     )
@@ -562,7 +586,7 @@ def _counter_table(events: list[Event]) -> pd.DataFrame:
         {
             "name": _interned(names),
             "key": _interned(keys),
-            "pid": _interned(pids),
+            "pid": _interned(pids, "pid"),
             "ts": np.asarray(ts, dtype=np.float64),
             "value": np.asarray(values, dtype=np.float64),
         }

@@ -58,6 +58,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "graphs": section("graphs", lambda: _graphs(profile), None),
     }
     out["errors"] = errors
+    out["warnings"] = list(profile.meta.warnings)  # what loading repaired, dropped or cut (the UI's too)
     return out
 
 
@@ -81,6 +82,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "modules": [],
         "graphs": None,
         "errors": [message],
+        "warnings": [],
     }
 
 
