@@ -20,6 +20,7 @@ import msgspec
 from torch_tb_profiler.trace import limits
 from torch_tb_profiler.trace.events import DecodedTrace, Event, TraceObject
 from torch_tb_profiler.trace.exact_time import read_exactly
+from torch_tb_profiler.trace.utf8 import utf8_data
 
 
 class TraceDecodeError(ValueError):
@@ -207,7 +208,10 @@ def _renormalised(data: bytes) -> bytes:
     numbers with a fraction are kept as decimals, so their digits are written back as they were."""
     text = data.decode("utf-8", errors="replace")
     obj = json.loads(text, strict=False, parse_constant=lambda _c: None, parse_float=Decimal)
-    return _number_encoder.encode(obj)
+    try:
+        return _number_encoder.encode(obj)
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800"): kept as its escape, as text
+        return _number_encoder.encode(utf8_data(obj))
 
 
 def _salvage_truncated(data: bytes, repairs: list[str]) -> DecodedTrace | None:

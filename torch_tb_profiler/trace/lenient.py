@@ -21,6 +21,7 @@ import numpy as np
 from torch_tb_profiler.trace import limits
 from torch_tb_profiler.trace.events import EMPTY_ARGS, DecodedTrace, Event, TraceObject
 from torch_tb_profiler.trace.exact_time import LARGE_US, Exact, event_ts, needs_exact, rebase
+from torch_tb_profiler.trace.utf8 import utf8_data, utf8_text
 
 _DEEP = "\u0000nested too deep"  # what replaces a too-deep value (a string no trace holds)
 _DEEP_JSON = json.dumps(_DEEP).encode()
@@ -173,7 +174,7 @@ def _event(item: Any, index: int, notes: _Notes) -> Event | None:
     for key in ("ph", "cat", "name", "bp"):
         value = item.get(key)
         if isinstance(value, str):
-            fields[key] = value
+            fields[key] = value if value.isascii() else utf8_text(value)
         elif value is not None:
             fields[key] = json.dumps(value)[:200]
             notes.add(f"'{key}' is not a string, kept as text", _where(index, item))
@@ -199,7 +200,7 @@ def _event(item: Any, index: int, notes: _Notes) -> Event | None:
     if "id" in item:
         value = item["id"]
         if (isinstance(value, (int, str)) and not isinstance(value, bool)) or value is None:
-            fields["id"] = value
+            fields["id"] = utf8_text(value) if isinstance(value, str) else value
         elif isinstance(value, float) and math.isfinite(value):
             fields["id"] = repr(value)  # both ends of a flow spell it the same, so they still match
             notes.add(f"'id' is a float ({value!r}), kept as text", _where(index, item))
@@ -207,7 +208,10 @@ def _event(item: Any, index: int, notes: _Notes) -> Event | None:
             notes.add(f"'id' is {_short(value)}, dropped (the flow is unlinked)", _where(index, item))
     args = item.get("args")
     if isinstance(args, dict):
-        encoded = msgspec.json.encode(args, enc_hook=_plain)
+        try:
+            encoded = msgspec.json.encode(args, enc_hook=_plain)
+        except UnicodeEncodeError:  # a lone surrogate in a string: kept as its escape
+            encoded = msgspec.json.encode(utf8_data(args), enc_hook=_plain)
         if _DEEP_JSON in encoded:
             notes.add("a value in 'args' nested too deeply, dropped", _where(index, item))
         fields["args"] = msgspec.Raw(encoded)
@@ -231,7 +235,9 @@ def _number(value: Any) -> float | None:
 
 
 def _pid(value: Any) -> int | str:
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+    if isinstance(value, str):
+        return value if value.isascii() else utf8_text(value)
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)

@@ -31,6 +31,7 @@ from torch_tb_profiler.trace.schema import (
     OP_CATEGORY,
     Kind,
 )
+from torch_tb_profiler.trace.utf8 import utf8_text
 
 
 @dataclass
@@ -121,7 +122,7 @@ def _col(values: list[Any], dtype: type) -> np.ndarray:
 
 
 def _strs(values: Iterable[Any]) -> list[str]:
-    return ["" if v is None else v for v in values]
+    return ["" if v is None else v if v.isascii() else utf8_text(v) for v in values]
 
 
 def _interned(values: list[Any], field_name: str = "a string") -> np.ndarray:
@@ -137,6 +138,8 @@ def _interned(values: list[Any], field_name: str = "a string") -> np.ndarray:
             )
     cap = limits.get("max_string_bytes")
     for value, text in mapping.items():
+        if not text.isascii():
+            text = mapping[value] = utf8_text(text)
         if len(text) > cap:
             mapping[value] = text[:cap] + "...[cut]"
             _notes().add(
@@ -266,7 +269,7 @@ def _build_tables(events: list[Event]) -> Tables:
     flow_events = _pick(events, _cat(fwdbwd_parts))
     process_names, thread_names = _metadata(_pick(events, _cat(meta_parts)))
     counters = _counter_table(_pick(events, _cat(counter_parts)))
-    scaffold = [(e.name, e.ts, e.ts + e.dur) for e in kinds.pop(Kind.SCAFFOLD)]
+    scaffold = [(utf8_text(e.name), e.ts, e.ts + e.dur) for e in kinds.pop(Kind.SCAFFOLD)]
     # from here each kind's list alone holds its events: each table builder empties its list once it
     # has what it needs, so the events (and then the file's text, held by their raw args) drain early
     events.clear()
@@ -553,7 +556,7 @@ def _flow_table(events: list[Event]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "flow_id": _interned(["" if e.id is None else e.id for e in events], "id"),
-            "ph": [e.ph for e in events],
+            "ph": _strs(e.ph for e in events),
             "pid": _interned([e.pid for e in events], "pid"),
             "tid": _interned([e.tid for e in events], "tid"),
             "ts": _floats(events, "ts"),
@@ -578,7 +581,7 @@ def _counter_table(events: list[Event]) -> pd.DataFrame:
         for key, value in args.items():
             if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
                 names.append(e.name)
-                keys.append(str(key))
+                keys.append(utf8_text(str(key)))
                 pids.append(e.pid)
                 ts.append(float(e.ts))
                 values.append(float(value))
@@ -603,7 +606,8 @@ def _metadata(events: list[Event]) -> tuple[dict[str, str], dict[tuple[str, str]
         label = a.get("name") if isinstance(a, dict) else None
         if not isinstance(label, str):
             continue
-        pid, tid = str(e.pid), str(e.tid)
+        label = utf8_text(label)
+        pid, tid = utf8_text(str(e.pid)), utf8_text(str(e.tid))
         if e.name == "process_name":
             processes[pid] = label
         elif e.name == "thread_name":
