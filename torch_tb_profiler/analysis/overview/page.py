@@ -103,9 +103,12 @@ def inference(profile) -> dict[str, Any] | None:
 def overview(profile) -> dict[str, Any]:
     """Everything the Overview page shows for one profile (times in µs, percentages 0..100)."""
     avg = breakdown.average(profile)
-    duration = avg["duration"]
+    empty = breakdown.no_activity(profile)
+    duration: float | None = None if empty else avg["duration"]
     average = {
-        c: {"us": avg[c], "pct": 100.0 * avg[c] / duration if duration > 0 else 0.0}
+        c: {"us": None, "pct": None}
+        if empty
+        else {"us": avg[c], "pct": 100.0 * avg[c] / duration if duration else 0.0}
         for c in breakdown.CATEGORIES
     }
     return {
@@ -122,6 +125,7 @@ def overview(profile) -> dict[str, Any]:
         "recommendations": recommendations(profile),
         "graphs": replays.overview_note(profile),
         "inference": inference(profile),
+        "note": breakdown.NO_ACTIVITY if empty else None,
     }
 
 
