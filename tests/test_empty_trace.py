@@ -126,3 +126,21 @@ def test_a_trace_with_activity_has_no_note(tmp_path: Path) -> None:
     assert p["note"] is None
     assert p["step_time_us"] == 7.0  # one step 0 spanning the only op (docs/metrics.md "Steps")
     assert p["breakdown_us"]["cpu_exec"] == 7.0
+
+
+def test_diff_of_an_empty_trace_and_a_busy_one_answers(store: RunStore, tmp_path: Path) -> None:
+    """The empty side has no category: each compared one is null on that side (was a KeyError, a 500)."""
+    from tests.hostile.make_corpus import trace_doc
+    from torch_tb_profiler.analysis.diff.compare import compare
+    from torch_tb_profiler.ingest.parse import load_whole
+
+    busy_path = tmp_path / "busy.pt.trace.json"
+    busy_path.write_text(json.dumps(trace_doc()))
+    empty_path = tmp_path / "empty.pt.trace.json"
+    empty_path.write_text(json.dumps(EMPTY))
+    busy, empty = load_whole(str(busy_path)), load_whole(str(empty_path))
+    for base, exp in ((busy, empty), (empty, busy)):
+        answer = compare(base, exp)
+        assert answer["steps"]["delta"] is None
+        side = "experiment" if exp is empty else "baseline"
+        assert all(entry[side] is None for entry in answer["breakdown_us"].values())
