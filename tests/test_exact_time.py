@@ -155,3 +155,21 @@ def test_ns_resolution_trace_per_step_figures_match_a_decimal_computation() -> N
         want = _exact_per_step(path, cat)
         assert avg[key] == pytest.approx(float(want), abs=1e-6), (key, want)
     assert float(_exact_per_step(path, "gpu_memcpy")) == pytest.approx(743.0808, abs=1e-9)
+
+
+def test_digits_are_split_exactly() -> None:
+    from torch_tb_profiler.trace.exact_time import _split_digits
+
+    whole, fraction = _split_digits([b"1712345678901234.630", b"-5.25", b"7", b"0.000000001"])
+    assert whole.tolist() == [1712345678901234, -5, 7, 0]
+    assert fraction.tolist() == [0.63, -0.25, 0.0, 1e-9]
+    assert _split_digits([b"1.712345678901234630e15"]) is None  # an exponent: the decimal road
+
+
+def test_a_ts_with_an_exponent_is_read_exactly_too(tmp_path: Path) -> None:
+    """One ts written as 1.712345678901234630e15 (= B + 0.630): the whole trace takes the decimal road."""
+    text = _text(_events()).replace(f'"ts": {B}.630', '"ts": 1.712345678901234630e15', 1)
+    assert "e15" in text
+    path = tmp_path / "t.pt.trace.json"
+    path.write_text(text)
+    _check(load_whole(str(path)))
