@@ -173,3 +173,16 @@ def test_a_ts_with_an_exponent_is_read_exactly_too(tmp_path: Path) -> None:
     path = tmp_path / "t.pt.trace.json"
     path.write_text(text)
     _check(load_whole(str(path)))
+
+
+def test_exported_counter_tracks_are_on_the_trace_clock(tmp_path: Path) -> None:
+    """The Trace view's export adds GPU counter tracks to the file as written: their ts add the base back."""
+    from torch_tb_profiler.analysis.timeline.counters import counter_events
+
+    path = tmp_path / "t.pt.trace.json"
+    path.write_text(_text(_events()))
+    p = load_whole(str(path))
+    ts = [e["ts"] for e in counter_events(p)]
+    # the range starts at the first event, the step at B + 0.100 (a float64 there resolves 0.25 µs)
+    assert min(ts) == pytest.approx(B + 0.1, abs=0.25)
+    assert max(ts) == pytest.approx(B + 26.037, abs=0.25)  # the last kernel's end
