@@ -91,11 +91,12 @@ def _check(p: Profile) -> None:
     assert p.meta.partial_overlaps == 0
 
 
-@pytest.mark.parametrize("how", ["whole", "gz", "chunked", "lenient", "lenient_chunked"])
+@pytest.mark.parametrize("how", ["whole", "gz", "chunked", "gz_chunked", "lenient", "lenient_chunked"])
 def test_ns_digits_at_the_epoch_are_read_exactly(tmp_path: Path, how: str) -> None:
     text = _text(_events(), nan_dur=how.startswith("lenient"))
-    path = tmp_path / ("t.pt.trace.json.gz" if how == "gz" else "t.pt.trace.json")
-    path.write_bytes(gzip.compress(text.encode()) if how == "gz" else text.encode())
+    gz = how.startswith("gz")
+    path = tmp_path / ("t.pt.trace.json.gz" if gz else "t.pt.trace.json")
+    path.write_bytes(gzip.compress(text.encode()) if gz else text.encode())
     if how.endswith("chunked"):
         p = load_profile(str(path), chunk_bytes=600)
     else:
