@@ -16,13 +16,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.fixtures.paths import SHARED_TRACES
 from torch_tb_profiler.analysis.device import breakdown
 from torch_tb_profiler.ingest.parse import load_profile, load_whole
 from torch_tb_profiler.model import Profile
 
 B = 1712345678901234  # integer µs at the epoch
-SHARED = Path(__file__).resolve().parents[1].parent / "shared" / "traces"
-NS_TRACE = SHARED / "hta_samples" / "ns_resolution_trace"
+NS_TRACE = SHARED_TRACES / "hta_samples" / "ns_resolution_trace"
 
 
 def _x(cat: str, name: str, ts: str, dur: str, tid: int = 1, **args: object) -> dict:
