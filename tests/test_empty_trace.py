@@ -144,3 +144,28 @@ def test_diff_of_an_empty_trace_and_a_busy_one_answers(store: RunStore, tmp_path
         assert answer["steps"]["delta"] is None
         side = "experiment" if exp is empty else "baseline"
         assert all(entry[side] is None for entry in answer["breakdown_us"].values())
+
+
+def test_a_rank_without_steps_has_null_means_in_the_distributed_figures(tmp_path: Path) -> None:
+    from tests.hostile.make_corpus import trace_doc
+    from torch_tb_profiler.analysis.distributed import job as distributed
+    from torch_tb_profiler.analysis.distributed.matrix import distribution
+    from torch_tb_profiler.ingest.parse import load_whole
+
+    (tmp_path / "e.pt.trace.json").write_text(json.dumps(EMPTY))
+    (tmp_path / "b.pt.trace.json").write_text(json.dumps(trace_doc()))
+    empty, busy = (load_whole(str(tmp_path / f"{n}.pt.trace.json")) for n in ("e", "b"))
+    job = distributed.analyze_job(
+        [distributed.summarize_worker("w0", empty), distributed.summarize_worker("w1", busy)]
+    )
+    assert set(job["overlap"]["w0"]["mean"].values()) == {None}
+    assert set(job["wait"]["w0"]["mean"].values()) == {None}
+    # trace_doc: 3 steps of 900 µs, one 50 µs kernel each, no communication
+    assert job["overlap"]["w1"]["mean"] == {
+        "computation": 50.0,
+        "overlap": 0.0,
+        "communication": 0.0,
+        "other": 850.0,
+    }
+    spread = distribution(job, top=3)
+    assert spread["computation"]["min"] == spread["computation"]["max"] == 50.0  # w1 alone: w0 has no value
