@@ -15,7 +15,7 @@ from torch_tb_profiler.cli.main import main
 
 PROFILE_KEYS = {
     "run", "worker", "span", "device_type", "matrix_units", "steps", "step_time_us", "breakdown_us", "gpus", "operators",
-    "kernels", "recommendations", "errors", "graphs", "step_list",
+    "kernels", "recommendations", "errors", "graphs", "step_list", "note", "warnings",
 }  # fmt: skip
 BREAKDOWN_KEYS = {"kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other"}
 GPU_KEYS = {"id", "name", "utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct", "tensor_core_pct"}

@@ -147,6 +147,22 @@ def _file_cases(hostile: Path) -> list[Case]:
         "'traceEvents' arrays",
         text_file(json.dumps(doc)[:-1] + f', "traceEvents": {extra}}}'),
     )
+    # issue 27: ids past 64 bits rejected the whole file (OverflowError), a lone surrogate made routes 500
+    for worker, name, key, text in (
+        ("pid_2_70", "aten::mm", "pid", "kept as text in 'pid'"),
+        ("tid_2_70", "aten::mm", "tid", "kept as text in 'tid'"),
+        ("device_pid_2_70", "gemm", "pid", "no device taken from it in 'pid'"),
+    ):
+        doc = trace_doc()
+        event = doc["traceEvents"][_event_index(doc, name)]
+        event[key] = 2**70
+        event["args"].pop("device", None)  # so that the pid is what would give the device
+        add(worker, "warning", text, text_file(json.dumps(doc)))
+    doc = trace_doc()
+    doc["traceEvents"][_event_index(doc, "aten::mm")]["name"] = "aten::mm@S@"
+    add("surrogate_name", "ready", "", text_file(json.dumps(doc).replace("@S@", "\\ud800")))
+    meta_only = {"traceEvents": [e for e in trace_doc()["traceEvents"] if e.get("ph") == "M"]}
+    add("metadata_only", "ready", "", text_file(json.dumps(meta_only)))
     whole = json.dumps(trace_doc())
     add("truncated", "warning", "file truncated", text_file(whole[: len(whole) * 2 // 3]))
     add("garbage", "error", "not a valid trace", text_file("\x00\xff garbage {"))

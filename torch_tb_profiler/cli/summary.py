@@ -108,8 +108,11 @@ def run(args: argparse.Namespace) -> int:
     profiles = summarise(loc, files, args.top, comm)
     loaded = [p for p in profiles if p["device_type"] is not None]
     for p in profiles:
+        where = f"torch-tb-profiler: {p['run']}/{p['worker']}/span {p['span']}"
+        for w in p["warnings"]:
+            print(f"{where}: warning: {w}", file=sys.stderr)
         for e in p["errors"]:
-            print(f"torch-tb-profiler: {p['run']}/{p['worker']}/span {p['span']}: {e}", file=sys.stderr)
+            print(f"{where}: {e}", file=sys.stderr)
     dist = None
     if comm:
         from torch_tb_profiler.analysis.core.plain import clean

@@ -174,6 +174,8 @@ def profile(p: dict[str, Any]) -> list[str]:
     if p["device_type"] is None:
         return [*lines, *(f"   error: {e}" for e in p["errors"]), ""]
     mean = MISSING if p["step_time_us"] is None else f"{ms(p['step_time_us'])} ms"
+    if p.get("note"):
+        mean += f" ({p['note']})"
     lines += [f"device: {p['device_type']}   steps: {p['steps']}   mean step: {mean}", ""]
     for part in (breakdown, devices, operators, kernels, modules, memory):
         lines += part(p)

@@ -140,7 +140,7 @@ def read_chunks(
         part.top.update(decoded.top)
         part.event_count += len(decoded.events)
         part.repairs.extend(r for r in decoded.repairs if r not in part.repairs)
-        part.tables.append(build_tables(decoded.events))  # empties the list as it goes
+        part.tables.append(build_tables(decoded.events, decoded.time_base))  # empties the list as it goes
         part.reached_end = chunk.last
     return part
 

@@ -24,6 +24,7 @@ from torch_tb_profiler.model.profile import Profile, TraceMeta
 from torch_tb_profiler.model.step_ranges import step_table
 from torch_tb_profiler.trace.events import DecodedTrace
 from torch_tb_profiler.trace.tables import Tables, build_tables
+from torch_tb_profiler.trace.utf8 import utf8_data, utf8_text
 
 # overhang tolerated as float rounding of ns timestamps written as µs (not a partial overlap); at epoch
 # µs a float64 resolves only 0.25 µs, so the tolerance grows with the timestamps (nesting_tolerance)
@@ -43,7 +44,7 @@ def build_profile(
     """``merger``: what the tables' graph replays ran at capture time (ingest/parse.py's captures)."""
     events, decoded.events = decoded.events, []
     event_count = len(events)
-    tables = build_tables(events)  # empties the list: events are released table by table
+    tables = build_tables(events, decoded.time_base)  # empties the list: events are released table by table
     return profile_from_tables(
         tables, decoded.top, decoded.repairs, event_count, run, worker, span, source, merger=merger
     )
@@ -227,8 +228,8 @@ def _valid_property(key: str, value: Any) -> bool:
 
 
 def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: int) -> TraceMeta:
-    top = dict(top)
-    warnings = list(repairs)
+    top = utf8_data(dict(top))  # a lone surrogate in a name would make every answer holding it unwritable
+    warnings = [utf8_text(w) for w in repairs]
     props = _device_properties(top.pop("deviceProperties", None) or [], warnings)
     legacy = top.pop("computeProperties", None) or []
     if not props and legacy:  # a 2021 fixture spelling
@@ -263,6 +264,7 @@ def _meta(top: dict[str, Any], repairs: list[str], tables: Tables, event_count: 
         thread_names=tables.thread_names,
         profiler_spans=tables.scaffold,
         event_count=event_count,
+        time_base_us=tables.time_base,
     )
 
 

@@ -34,6 +34,9 @@ class TraceMeta:
     # device ids of device activities renumbered to one id per physical device (model/devices.py):
     # [written, shown] pairs; empty when every id stands as written
     device_ids: list[list[int]] = field(default_factory=list)
+    # µs every time of the tables is relative to: 0, or a trace's epoch-scale ns timestamps read exactly
+    # (trace/exact_time.py): the trace's own time of a table time t is time_base_us + t
+    time_base_us: int = 0
 
     def device_property(self, device: int) -> dict[str, Any]:
         for props in self.device_properties:

@@ -12,12 +12,15 @@ import os
 import re
 import stat
 import zlib
+from decimal import Decimal
 from typing import Any, BinaryIO
 
 import msgspec
 
 from torch_tb_profiler.trace import limits
 from torch_tb_profiler.trace.events import DecodedTrace, Event, TraceObject
+from torch_tb_profiler.trace.exact_time import read_exactly
+from torch_tb_profiler.trace.utf8 import utf8_data
 
 
 class TraceDecodeError(ValueError):
@@ -165,7 +168,8 @@ def decode_strict(data: bytes | bytearray) -> DecodedTrace:
     """The typed decode alone, without repairs (msgspec errors propagate): a trace object, or a bare
     array of events (no metadata)."""
     if _is_array(data):
-        return DecodedTrace(_array_decoder.decode(data), {}, [])
+        events = _array_decoder.decode(data)
+        return DecodedTrace(events, {}, [], read_exactly(events, data, is_array=True))
     return _typed(data, [])
 
 
@@ -177,7 +181,8 @@ def _is_array(data: bytes | bytearray) -> bool:
 def _typed(data: bytes, repairs: list[str]) -> DecodedTrace:
     if _is_array(data):
         events = _array_decoder.decode(data)
-        return DecodedTrace(events, {}, [*repairs, "top-level JSON array (no metadata)"])
+        base = read_exactly(events, data, is_array=True)
+        return DecodedTrace(events, {}, [*repairs, "top-level JSON array (no metadata)"], base)
     obj = _object_decoder.decode(data)
     top: dict[str, Any] = {}
     for name in obj.__struct_fields__:
@@ -192,13 +197,21 @@ def _typed(data: bytes, repairs: list[str]) -> DecodedTrace:
                 continue
         if value is not None:
             top[name] = value
-    return DecodedTrace(obj.traceEvents, top, repairs)
+    return DecodedTrace(obj.traceEvents, top, repairs, read_exactly(obj.traceEvents, data, is_array=False))
+
+
+_number_encoder = msgspec.json.Encoder(decimal_format="number")
 
 
 def _renormalised(data: bytes) -> bytes:
-    """Lenient re-read with the standard library (control characters in strings, NaN), re-encoded."""
-    obj = json.loads(data.decode("utf-8", errors="replace"), strict=False, parse_constant=lambda _c: None)
-    return msgspec.json.encode(obj)
+    """Lenient re-read with the standard library (control characters in strings, NaN), re-encoded;
+    numbers with a fraction are kept as decimals, so their digits are written back as they were."""
+    text = data.decode("utf-8", errors="replace")
+    obj = json.loads(text, strict=False, parse_constant=lambda _c: None, parse_float=Decimal)
+    try:
+        return _number_encoder.encode(obj)
+    except UnicodeEncodeError:  # a lone surrogate ("\ud800"): kept as its escape, as text
+        return _number_encoder.encode(utf8_data(obj))
 
 
 def _salvage_truncated(data: bytes, repairs: list[str]) -> DecodedTrace | None:

@@ -57,3 +57,4 @@ class DecodedTrace:
     events: list[Event]
     top: dict[str, Any]  # metadata keys present in the file (deviceProperties etc. decoded)
     repairs: list[str] = field(default_factory=list)  # what had to be fixed to read the file
+    time_base: int = 0  # µs subtracted from every ts (read exactly: trace/exact_time.py)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from decimal import Decimal, InvalidOperation
 from typing import Any
 
 import msgspec
@@ -19,12 +20,36 @@ import numpy as np
 
 from torch_tb_profiler.trace import limits
 from torch_tb_profiler.trace.events import EMPTY_ARGS, DecodedTrace, Event, TraceObject
+from torch_tb_profiler.trace.exact_time import LARGE_US, Exact, event_ts, needs_exact, rebase
+from torch_tb_profiler.trace.utf8 import utf8_data, utf8_text
 
 _DEEP = "\u0000nested too deep"  # what replaces a too-deep value (a string no trace holds)
 _DEEP_JSON = json.dumps(_DEEP).encode()
 _EVENT_DEPTH = 3  # brackets around an event's own fields: the top object, traceEvents, the event
 _DENEST_MAX_BYTES = 1 << 30  # the numpy pass holds ~6 bytes per byte of text
 _RAW_FIELDS = ("deviceProperties", "computeProperties", "distributedInfo")
+
+
+class _Digits(float):
+    """A float read from JSON that keeps its text: ts digits past a float64's ~16 are not lost."""
+
+    text: str
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if len(text) <= 16 or abs(value) < LARGE_US:
+        return value
+    kept = _Digits(text)
+    kept.text = text
+    return kept
+
+
+def _plain(value: Any) -> Any:
+    """msgspec's hook for what it cannot encode: a _Digits is written as the float it is."""
+    if isinstance(value, float):
+        return float(value)
+    raise TypeError(f"cannot encode {type(value).__name__}")
 
 
 class _Notes:
@@ -60,10 +85,17 @@ def decode_lenient(data: bytes | bytearray, repairs: list[str], chunk: bool = Fa
 
     text = data
     try:
-        obj = json.loads(bytes(text).decode("utf-8", "replace"), strict=False, object_pairs_hook=pairs)
+        obj = json.loads(
+            bytes(text).decode("utf-8", "replace"),
+            strict=False,
+            object_pairs_hook=pairs,
+            parse_float=_parse_float,
+        )
     except RecursionError:
         text, deep = _denest(data, limits.get("max_nesting") + _EVENT_DEPTH)
-        obj = json.loads(text.decode("utf-8", "replace"), strict=False, object_pairs_hook=pairs)
+        obj = json.loads(
+            text.decode("utf-8", "replace"), strict=False, object_pairs_hook=pairs, parse_float=_parse_float
+        )
     notes = _Notes()
     fixes = list(repairs)
     if duplicates[0]:
@@ -76,18 +108,36 @@ def decode_lenient(data: bytes | bytearray, repairs: list[str], chunk: bool = Fa
         items, top = obj.get("traceEvents", []), _top(obj, fixes)
     else:
         raise ValueError("the JSON holds no 'traceEvents' array")
-    events = []
+    events: list[Event] = []
+    exact: list[Exact] = []  # each kept event's ts as written
     for index, item in enumerate(items):
         event = _event(item, -1 if chunk else index, notes)
         if event is not None:
             events.append(event)
+            exact.append(_exact_ts(item.get("ts"), event.ts))
     if deep:
         fixes.append(
             f"{len(deep)} value(s) nested deeper than {limits.get('max_nesting')} levels were dropped "
             f"(first: {deep[0]}); {limits.how_to_raise('max_nesting')}"
         )
     fixes.extend(notes.lines())
-    return DecodedTrace(events, top, fixes)
+    base = rebase(events, exact) if needs_exact(event_ts(events), None) or _has_digits(exact) else 0
+    return DecodedTrace(events, top, fixes, base)
+
+
+def _exact_ts(written: Any, read: float) -> Exact:
+    """The ts as written (its digits kept) where a float64 would round it, else the float read."""
+    text = written.text if isinstance(written, _Digits) else written if isinstance(written, str) else None
+    if text is None or abs(read) < LARGE_US:
+        return read
+    try:
+        return Decimal(text.strip())
+    except InvalidOperation:
+        return read
+
+
+def _has_digits(exact: list[Exact]) -> bool:
+    return any(isinstance(x, Decimal) and x != x.to_integral_value() for x in exact)
 
 
 def _top(obj: dict[str, Any], fixes: list[str]) -> dict[str, Any]:
@@ -124,7 +174,7 @@ def _event(item: Any, index: int, notes: _Notes) -> Event | None:
     for key in ("ph", "cat", "name", "bp"):
         value = item.get(key)
         if isinstance(value, str):
-            fields[key] = value
+            fields[key] = value if value.isascii() else utf8_text(value)
         elif value is not None:
             fields[key] = json.dumps(value)[:200]
             notes.add(f"'{key}' is not a string, kept as text", _where(index, item))
@@ -150,7 +200,7 @@ def _event(item: Any, index: int, notes: _Notes) -> Event | None:
     if "id" in item:
         value = item["id"]
         if (isinstance(value, (int, str)) and not isinstance(value, bool)) or value is None:
-            fields["id"] = value
+            fields["id"] = utf8_text(value) if isinstance(value, str) else value
         elif isinstance(value, float) and math.isfinite(value):
             fields["id"] = repr(value)  # both ends of a flow spell it the same, so they still match
             notes.add(f"'id' is a float ({value!r}), kept as text", _where(index, item))
@@ -158,7 +208,10 @@ def _event(item: Any, index: int, notes: _Notes) -> Event | None:
             notes.add(f"'id' is {_short(value)}, dropped (the flow is unlinked)", _where(index, item))
     args = item.get("args")
     if isinstance(args, dict):
-        encoded = msgspec.json.encode(args)
+        try:
+            encoded = msgspec.json.encode(args, enc_hook=_plain)
+        except UnicodeEncodeError:  # a lone surrogate in a string: kept as its escape
+            encoded = msgspec.json.encode(utf8_data(args), enc_hook=_plain)
         if _DEEP_JSON in encoded:
             notes.add("a value in 'args' nested too deeply, dropped", _where(index, item))
         fields["args"] = msgspec.Raw(encoded)
@@ -182,7 +235,9 @@ def _number(value: Any) -> float | None:
 
 
 def _pid(value: Any) -> int | str:
-    if isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool)):
+    if isinstance(value, str):
+        return value if value.isascii() else utf8_text(value)
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
     if isinstance(value, float) and value.is_integer():
         return int(value)

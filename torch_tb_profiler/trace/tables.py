@@ -6,6 +6,7 @@ batched ``args`` decode per kind rather than per-event Python dispatch.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import threading
 from collections import Counter
@@ -30,6 +31,7 @@ from torch_tb_profiler.trace.schema import (
     OP_CATEGORY,
     Kind,
 )
+from torch_tb_profiler.trace.utf8 import utf8_text
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Tables:
     thread_names: dict[tuple[str, str], str] = field(default_factory=dict)
     scaffold: list[tuple[str, float, float]] = field(default_factory=list)  # (name, ts, end) profiler spans
     warnings: list[str] = field(default_factory=list)  # values dropped or cut while building (_Notes)
+    time_base: int = 0  # µs the times are relative to (trace/exact_time.py)
 
 
 class _Notes:
@@ -88,6 +91,11 @@ def _describe(cols: dict[str, Any] | None, row: int) -> str:
     return f"event '{name[:80]}' at ts {cols['ts'][row]:.0f}"
 
 
+def _short(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
 def _args(
     raws: list[msgspec.Raw], kind: type[A.A], cols: dict[str, Any] | None, offset: int = 0
 ) -> list[Any]:
@@ -95,9 +103,9 @@ def _args(
     dropped: A.Dropped = []
     out = A.decode_batch(raws, kind, dropped)
     for row, key, value in dropped:
-        text = str(value)
-        short = text if len(text) <= 30 else text[:27] + "..."
-        _notes().add(f"value {short} does not fit 64 bits, dropped", key, _describe(cols, offset + row))
+        _notes().add(
+            f"value {_short(value)} does not fit 64 bits, dropped", key, _describe(cols, offset + row)
+        )
     return out
 
 
@@ -114,7 +122,7 @@ def _col(values: list[Any], dtype: type) -> np.ndarray:
 
 
 def _strs(values: Iterable[Any]) -> list[str]:
-    return ["" if v is None else v for v in values]
+    return ["" if v is None else v if v.isascii() else utf8_text(v) for v in values]
 
 
 def _interned(values: list[Any], field_name: str = "a string") -> np.ndarray:
@@ -122,8 +130,16 @@ def _interned(values: list[Any], field_name: str = "a string") -> np.ndarray:
     longer than ``max_string_bytes`` (``trace/limits.py``) is cut, with a warning."""
     canonical: dict[str, str] = {}
     mapping = {v: canonical.setdefault(s := v if isinstance(v, str) else str(v), s) for v in set(values)}
+    lo, hi = _INT64
+    for v in mapping:
+        if isinstance(v, int) and not lo <= v < hi:
+            _notes().add(
+                f"value {_short(v)} does not fit 64 bits, kept as text", field_name, f"'{mapping[v]}'"
+            )
     cap = limits.get("max_string_bytes")
     for value, text in mapping.items():
+        if not text.isascii():
+            text = mapping[value] = utf8_text(text)
         if len(text) > cap:
             mapping[value] = text[:cap] + "...[cut]"
             _notes().add(
@@ -181,18 +197,33 @@ def _base(events: list[Event]) -> dict[str, Any]:
     }
 
 
-def _device_ids(args: list[Any], pids: list[int | str]) -> np.ndarray:
-    """args.device, else a numeric pid (Kineto writes device activities with pid = device)."""
+_INT64 = (-(1 << 63), 1 << 63)
+
+
+def _device_ids(args: list[Any], pids: list[int | str], cols: dict[str, Any]) -> np.ndarray:
+    """args.device, else a numeric pid (Kineto writes device activities with pid = device); a pid past
+    int64 gives no device (noted: the event keeps its pid, as text)."""
     device = _col([x.device for x in args], np.int64)
-    pid = _col([p if isinstance(p, int) else -1 for p in pids], np.int64)
-    return np.where(device >= 0, device, pid)
+    lo, hi = _INT64
+    numeric = [p if isinstance(p, int) else -1 for p in pids]
+    for row, p in enumerate(numeric if numeric and (min(numeric) < lo or max(numeric) >= hi) else ()):
+        if not lo <= p < hi:
+            _notes().add(
+                f"value {_short(p)} does not fit 64 bits, no device taken from it",
+                "pid",
+                _describe(cols, row),
+            )
+            numeric[row] = -1
+    return np.where(device >= 0, device, _col(numeric, np.int64))
 
 
-def build_tables(events: list[Event]) -> Tables:
+def build_tables(events: list[Event], time_base: int = 0) -> Tables:
+    """``time_base``: the µs the events' ts were read relative to (``DecodedTrace.time_base``)."""
     _current.notes = _Notes()
     try:
         tables = _build_tables(events)
         tables.warnings = _current.notes.lines()
+        tables.time_base = time_base
         return tables
     finally:
         _current.notes = None
@@ -238,7 +269,7 @@ def _build_tables(events: list[Event]) -> Tables:
     flow_events = _pick(events, _cat(fwdbwd_parts))
     process_names, thread_names = _metadata(_pick(events, _cat(meta_parts)))
     counters = _counter_table(_pick(events, _cat(counter_parts)))
-    scaffold = [(e.name, e.ts, e.ts + e.dur) for e in kinds.pop(Kind.SCAFFOLD)]
+    scaffold = [(utf8_text(e.name), e.ts, e.ts + e.dur) for e in kinds.pop(Kind.SCAFFOLD)]
     # from here each kind's list alone holds its events: each table builder empties its list once it
     # has what it needs, so the events (and then the file's text, held by their raw args) drain early
     events.clear()
@@ -281,6 +312,9 @@ def concat_tables(parts: list[Tables]) -> Tables:
     """Tables of consecutive pieces of one file (in file order) -> the tables of the whole file."""
     if len(parts) == 1:
         return parts[0]
+    bases = [p.time_base for p in parts if p.time_base]
+    base = min(bases) if bases else 0
+    parts = [_rebased(p, base) for p in parts]
     frames = {name: _concat_frames([getattr(p, name) for p in parts]) for name in _FRAMES}
     comms = []
     offset = 0
@@ -309,7 +343,25 @@ def concat_tables(parts: list[Tables]) -> Tables:
         thread_names=thread_names,
         scaffold=scaffold,
         warnings=warnings,
+        time_base=base,
     )
+
+
+_TIME_COLUMNS = ("ts", "end")
+
+
+def _rebased(part: Tables, base: int) -> Tables:
+    """The part's times relative to ``base`` instead of its own (chunks read their bases apart)."""
+    shift = float(part.time_base - base)
+    if shift == 0.0:
+        return part
+    changes: dict[str, Any] = {}
+    for name in _FRAMES:
+        frame = getattr(part, name)
+        cols = {c: frame[c].to_numpy(np.float64) + shift for c in _TIME_COLUMNS if c in frame.columns}
+        changes[name] = frame.assign(**cols) if cols else frame
+    scaffold = [(name, ts + shift, end + shift) for name, ts, end in part.scaffold]
+    return dataclasses.replace(part, **changes, scaffold=scaffold, time_base=base)
 
 
 def _concat_frames(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -424,7 +476,7 @@ def _device_table(kernels: list[Event], memcpys: list[Event], memsets: list[Even
     cols["kind"] = _interned(kinds)
     pids = [e.pid for e in events]
     args = _args(_raws(events), A.DeviceArgs, cols)
-    cols["device"] = _device_ids(args, pids)
+    cols["device"] = _device_ids(args, pids, cols)
     cols["stream"] = _col([x.stream for x in args], np.int64)
     cols["corr"] = _col([x.corr for x in args], np.int64)
     cols["ext_id"] = _ext(args)
@@ -448,7 +500,7 @@ def _annotation_table(events: list[Event]) -> pd.DataFrame:
     cols = _base(events)
     pids = [e.pid for e in events]
     args = _args(_raws(events), A.AnnotationArgs, cols)
-    cols["device"] = _device_ids(args, pids)
+    cols["device"] = _device_ids(args, pids, cols)
     cols["stream"] = _col([x.stream for x in args], np.int64)
     cols["ext_id"] = _ext(args)
     return pd.DataFrame(cols)
@@ -472,8 +524,8 @@ def _memory_table(events: list[Event]) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "ts": _floats(events, "ts"),
-            "pid": _interned([e.pid for e in events]),
-            "tid": _interned([e.tid for e in events]),
+            "pid": _interned([e.pid for e in events], "pid"),
+            "tid": _interned([e.tid for e in events], "tid"),
             "device_type": _col([x.device_type for x in args], np.int64),
             "device_id": _col([x.device_id for x in args], np.int64),
             "addr": _col([x.addr for x in args], np.int64),
@@ -503,10 +555,10 @@ def _other_table(events: list[Event]) -> pd.DataFrame:
 def _flow_table(events: list[Event]) -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "flow_id": _interned(["" if e.id is None else e.id for e in events]),
-            "ph": [e.ph for e in events],
-            "pid": _interned([e.pid for e in events]),
-            "tid": _interned([e.tid for e in events]),
+            "flow_id": _interned(["" if e.id is None else e.id for e in events], "id"),
+            "ph": _strs(e.ph for e in events),
+            "pid": _interned([e.pid for e in events], "pid"),
+            "tid": _interned([e.tid for e in events], "tid"),
             "ts": _floats(events, "ts"),
         }
     )
@@ -529,7 +581,7 @@ def _counter_table(events: list[Event]) -> pd.DataFrame:
         for key, value in args.items():
             if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
                 names.append(e.name)
-                keys.append(str(key))
+                keys.append(utf8_text(str(key)))
                 pids.append(e.pid)
                 ts.append(float(e.ts))
                 values.append(float(value))
@@ -537,7 +589,7 @@ def _counter_table(events: list[Event]) -> pd.DataFrame:
         {
             "name": _interned(names),
             "key": _interned(keys),
-            "pid": _interned(pids),
+            "pid": _interned(pids, "pid"),
             "ts": np.asarray(ts, dtype=np.float64),
             "value": np.asarray(values, dtype=np.float64),
         }
@@ -554,7 +606,8 @@ def _metadata(events: list[Event]) -> tuple[dict[str, str], dict[tuple[str, str]
         label = a.get("name") if isinstance(a, dict) else None
         if not isinstance(label, str):
             continue
-        pid, tid = str(e.pid), str(e.tid)
+        label = utf8_text(label)
+        pid, tid = utf8_text(str(e.pid)), utf8_text(str(e.tid))
         if e.name == "process_name":
             processes[pid] = label
         elif e.name == "thread_name":

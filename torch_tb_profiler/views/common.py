@@ -18,6 +18,8 @@ import numpy as np
 import pandas as pd
 from werkzeug.wrappers import Request, Response
 
+from torch_tb_profiler.trace.utf8 import utf8_data
+
 if TYPE_CHECKING:
     from torch_tb_profiler.ingest.loading import RunStore
     from torch_tb_profiler.model import Profile
@@ -119,7 +121,10 @@ _encoder = msgspec.json.Encoder(enc_hook=_default)
 
 
 def json_response(data: Any, status: int = 200, request: Request | None = None) -> Response:
-    body = _encoder.encode(data)  # msgspec writes NaN/Infinity as null
+    try:
+        body = _encoder.encode(data)  # msgspec writes NaN/Infinity as null
+    except UnicodeEncodeError:  # a lone surrogate the model did not escape: escape it here, still JSON
+        body = _encoder.encode(utf8_data(data))
     headers = {"X-Content-Type-Options": "nosniff", "Cache-Control": "no-store"}
     accepts_gzip = request is not None and "gzip" in request.headers.get("Accept-Encoding", "")
     if accepts_gzip and len(body) > 64 * 1024:

@@ -190,6 +190,15 @@ def _per_step(profile) -> pd.DataFrame:
     return out
 
 
+NO_ACTIVITY = "no activity in this trace"  # why a profile without any range has no step figure
+
+
+def no_activity(profile) -> bool:
+    """No step: the trace holds no range (op, runtime call or device activity) to make one of, so its
+    step time and breakdown are not 0 but unknown (``null``, with ``NO_ACTIVITY``)."""
+    return per_step(profile).empty
+
+
 def average(profile) -> dict[str, float]:
     """Mean over steps of the step duration and of each category (µs); zeros with no step."""
     table = per_step(profile)

@@ -119,8 +119,8 @@ def change(base: float | None, exp: float | None) -> dict[str, Any]:
 def _noisy_change(b: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
     """Change of the means with the spread of both sides and the significance rule."""
     out = change(b["mean"], e["mean"])
-    if out["delta"] is None:
-        return {**out, "noise": None, "significant": False}
+    if out["delta"] is None:  # a side without steps (an empty trace): no change, but its spread all the same
+        return {**out, "noise": None, "significant": False, "spread": {"baseline": b, "experiment": e}}
     noise = max((s["max"] - s["min"]) / 2 for s in (b, e))
     out["noise"] = noise
     out["significant"] = abs(out["delta"]) > noise

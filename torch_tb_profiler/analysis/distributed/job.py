@@ -406,7 +406,8 @@ def _per_step_and_mean(
     steps: list[str], rows: list[list[float]], legends: tuple[str, ...] = OVERLAP_LEGENDS
 ) -> dict:
     per_step = {name: dict(zip(legends, r, strict=True)) for name, r in zip(steps, rows, strict=True)}
-    mean = {k: (float(np.mean([r[i] for r in rows])) if rows else 0.0) for i, k in enumerate(legends)}
+    # no step: the mean is unknown (null), not 0 (docs/metrics.md, "Empty traces")
+    mean = {k: (float(np.mean([r[i] for r in rows])) if rows else None) for i, k in enumerate(legends)}
     return {"steps": per_step, "mean": mean}
 
 

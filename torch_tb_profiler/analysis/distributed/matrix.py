@@ -78,7 +78,8 @@ def distribution(job: dict, top: int) -> dict:
     out = {}
     for metric in METRICS:
         section = job[_SOURCE[metric]]
-        values = [(float(section[w["worker"]]["mean"][metric]), i, w) for i, w in enumerate(workers)]
+        means = [(section[w["worker"]]["mean"][metric], i, w) for i, w in enumerate(workers)]
+        values = [(float(v), i, w) for v, i, w in means if v is not None]  # a rank without steps: no value
         highest = sorted(values, key=lambda t: (-t[0], t[1]))
         lowest = sorted(values, key=lambda t: (t[0], t[1]))
         out[metric] = {

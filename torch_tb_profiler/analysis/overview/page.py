@@ -111,9 +111,12 @@ def inference(profile) -> dict[str, Any] | None:
 def overview(profile) -> dict[str, Any]:
     """Everything the Overview page shows for one profile (times in µs, percentages 0..100)."""
     avg = breakdown.average(profile)
-    duration = avg["duration"]
+    empty = breakdown.no_activity(profile)
+    duration: float | None = None if empty else avg["duration"]
     average = {
-        c: {"us": avg[c], "pct": 100.0 * avg[c] / duration if duration > 0 else 0.0}
+        c: {"us": None, "pct": None}
+        if empty
+        else {"us": avg[c], "pct": 100.0 * avg[c] / duration if duration else 0.0}
         for c in breakdown.CATEGORIES
     }
     return {
@@ -132,6 +135,7 @@ def overview(profile) -> dict[str, Any]:
         "lost_device_activity": lost_device_activity(profile),
         "inference": inference(profile),
         "range_profiler": range_profiler.summary(profile),
+        "note": breakdown.NO_ACTIVITY if empty else None,
     }
 
 

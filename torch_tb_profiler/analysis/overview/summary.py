@@ -35,6 +35,9 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
             return fallback
 
     avg = section("breakdown", lambda: breakdown.average(profile), None)
+    empty = section("breakdown", lambda: breakdown.no_activity(profile), False)
+    if empty:
+        avg = None  # no step to average over: unknown, not 0
     out: dict[str, Any] = {
         "run": profile.run,
         "worker": profile.worker,
@@ -46,6 +49,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "step_list": section("step_list", lambda: steps.step_list(profile), []),
         "step_time_us": avg["duration"] if avg else None,
         "breakdown_us": {c: avg[c] for c in breakdown.CATEGORIES} if avg else None,
+        "note": breakdown.NO_ACTIVITY if empty else None,
         "gpus": section("gpus", lambda: _gpus(profile), []),
         "operators": section("operators", lambda: _operators(profile, top), []),
         "kernels": section("kernels", lambda: _kernels(profile, top), []),
@@ -59,6 +63,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "graphs": section("graphs", lambda: _graphs(profile), None),
     }
     out["errors"] = errors
+    out["warnings"] = list(profile.meta.warnings)  # what loading repaired, dropped or cut (the UI's too)
     return out
 
 
@@ -74,6 +79,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "step_list": [],
         "step_time_us": None,
         "breakdown_us": None,
+        "note": None,
         "gpus": [],
         "operators": [],
         "kernels": [],
@@ -82,6 +88,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "modules": [],
         "graphs": None,
         "errors": [message],
+        "warnings": [],
     }
 
 

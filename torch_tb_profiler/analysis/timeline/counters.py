@@ -108,12 +108,14 @@ def counter_series(profile: Profile) -> list[CounterSeries]:
 
 
 def counter_events(profile: Profile) -> list[dict[str, Any]]:
-    """The series as Chrome-trace counter events; each track first gets the points 1 then 0 at R's start."""
+    """The series as Chrome-trace counter events; each track first gets the points 1 then 0 at R's start.
+    Their ts are on the trace's own clock (the profile's ``time_base_us`` added back)."""
     events: list[dict[str, Any]] = []
+    base = profile.meta.time_base_us
     for c in counter_series(profile):
-        events.append(_counter(c.name, c.device, float(c.ts[0]), c.key, 1))
+        events.append(_counter(c.name, c.device, float(c.ts[0]) + base, c.key, 1))
         events += [
-            _counter(c.name, c.device, t, c.key, v)
+            _counter(c.name, c.device, t + base, c.key, v)
             for t, v in zip(c.ts.tolist(), c.values.tolist(), strict=True)
         ]
     return events
