@@ -18,7 +18,15 @@ PROFILE_KEYS = {
     "kernels", "recommendations", "errors", "graphs", "step_list", "note", "warnings",
 }  # fmt: skip
 BREAKDOWN_KEYS = {"kernel", "memcpy", "memset", "communication", "runtime", "dataloader", "cpu_exec", "other"}
-GPU_KEYS = {"id", "name", "utilization_pct", "sm_efficiency_pct", "achieved_occupancy_pct", "tensor_core_pct"}
+GPU_KEYS = {
+    "id",
+    "name",
+    "utilization_pct",
+    "sm_efficiency_pct",
+    "achieved_occupancy_pct",
+    "tensor_core_pct",
+    "tensor_core_unknown_pct",
+}
 REPLAYED_KEYS = {"replayed_calls", "replayed_device_us"}  # graph replays (tests/test_graph_replays.py)
 OP_KEYS = {
     "name",
@@ -78,8 +86,8 @@ def test_json_schema_and_figures(logdir: Path, capsys: pytest.CaptureFixture[str
     code, data, _ = _json(capsys, str(logdir), "--run", "run_a", "--span", "2", "--top", "1")
     assert code == 0 and set(data) == {"profiles"}  # "distributed" only for multi-worker runs
     (p,) = data["profiles"]
-    # the issue's keys, plus the memory and module views' ("memory", "modules")
-    assert set(p) >= PROFILE_KEYS and set(p) - PROFILE_KEYS <= {"memory", "modules"}
+    # the issue's keys, plus the memory and module views' and the device platform (docs/api.md)
+    assert set(p) >= PROFILE_KEYS and set(p) - PROFILE_KEYS <= {"memory", "modules", "platform"}
     assert set(p["breakdown_us"]) == BREAKDOWN_KEYS
     assert (p["run"], p["worker"], p["span"], p["device_type"], p["steps"]) == (
         "run_a",
