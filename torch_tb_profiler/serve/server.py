@@ -80,11 +80,11 @@ def server_facts(app: ProfilerApp, logdir: str) -> dict[str, Any]:
     route has imported it (the tests ask after every route)."""
     import waitress
 
-    from torch_tb_profiler import __version__
+    from torch_tb_profiler.trace.version import VERSION
 
     return {
         "server": "torch-tb-profiler serve",
-        "version": __version__,
+        "version": VERSION,
         "wsgi_server": f"waitress {getattr(waitress, '__version__', '') or _dist_version('waitress')}",
         "python": platform.python_version(),
         "logdir": logdir,
