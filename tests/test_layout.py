@@ -2,7 +2,7 @@
 
 - no import circle between modules (every import counts, a function's deferred ones too, but for the
   ``if TYPE_CHECKING:`` ones, which never run);
-- the packages import one way: plugin -> serve -> app -> views -> ingest -> analysis -> model -> trace
+- the packages import one way: plugin -> serve -> agents -> app -> views -> ingest -> analysis -> model -> trace
   (plugin and serve both mount app; neither imports the other's side), and the analysis
   families among themselves, with no circle between packages either;
 - no module past 700 lines; every analysis family says what it answers; the package root holds only the
