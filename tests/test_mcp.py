@@ -142,6 +142,7 @@ def test_every_tool_answers_the_summary_figures(logdir: Path, expected: dict[str
         assert [(r["id"], r["text"]) for r in overview["recommendations"]] == [
             (r["id"], r["text"]) for r in p["recommendations"]
         ], where
+        assert all(isinstance(r["evidence"], dict) for r in overview["recommendations"]), where
         assert operators["operators"] == p["operators"], where
         assert (
             [{k: r[k] for k in p["kernels"][0]} for r in kernels["kernels"]] == p["kernels"]

@@ -90,6 +90,12 @@ def test_show_displays_the_page_and_stops_with_the_kernel(kernel: Any) -> None:
     # a second call reuses the server (same port), with its own selection
     src2, _ = iframe_src(run_cell(kc, f"torch_tb_profiler.show({str(SAMPLES)!r}, view='Operator')"))
     assert src2 == f"{base}{PREFIX}/index.html?view=Operator"
+    # behind jupyter-server-proxy: the IFrame goes through Jupyter's own address, same server
+    port = base.rsplit(":", 1)[1]
+    src3, _ = iframe_src(
+        run_cell(kc, f"torch_tb_profiler.show({str(SAMPLES)!r}, proxy_url='/proxy/{{port}}/')")
+    )
+    assert src3 == f"/proxy/{port}{PREFIX}/index.html"
     # one server in the kernel, with its parser process
     pid_out = run_cell(
         kc, "import os, torch_tb_profiler.serve.notebook as nb; print(os.getpid(), len(nb._servers))"
