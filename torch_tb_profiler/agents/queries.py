@@ -11,6 +11,7 @@ from typing import Any
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request
 
+from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.plain import clean
 from torch_tb_profiler.analysis.diff import compare as diff
 from torch_tb_profiler.analysis.diff import rules as diff_rules
@@ -113,28 +114,8 @@ class Queries:
 
     def overview(self, run: str, worker: str, span: str | None = None) -> dict[str, Any]:
         profile = self.profile(run, worker, span)
-        s = profile_summary(profile, top=0)
-        evidence = {r["id"]: r for r in clean(recommendations(profile))}
-        recs = [{**r, "evidence": evidence.get(r["id"], {}).get("evidence")} for r in s["recommendations"]]
-        keys = (
-            "run",
-            "worker",
-            "span",
-            "device_type",
-            "matrix_units",
-            "steps",
-            "step_time_us",
-            "breakdown_us",
-        )
-        return {
-            **{k: s[k] for k in keys},
-            "steps_us": [{"name": x["name"], "kind": x["kind"], "us": x["us"]} for x in s["step_list"]],
-            "gpus": s["gpus"],
-            "recommendations": recs,
-            "memory": s["memory"],
-            "graphs": s["graphs"],
-            "errors": s["errors"],
-        }
+        # kept on the profile, as the routes' answers are (a reloaded file is a new Profile)
+        return memoized(profile, "agents.overview", lambda: _overview(profile))
 
     def operators(
         self, run: str, worker: str, span: str | None = None, sort: str = "", top: int = 10, q: str = ""
@@ -283,6 +264,31 @@ class Queries:
         return clean(
             self._route(timeline_view.event, run=run, worker=profile.worker, span=profile.span, id=id)
         )
+
+
+def _overview(profile: Profile) -> dict[str, Any]:
+    s = profile_summary(profile, top=0)
+    evidence = {r["id"]: r for r in clean(recommendations(profile))}
+    recs = [{**r, "evidence": evidence.get(r["id"], {}).get("evidence")} for r in s["recommendations"]]
+    keys = (
+        "run",
+        "worker",
+        "span",
+        "device_type",
+        "matrix_units",
+        "steps",
+        "step_time_us",
+        "breakdown_us",
+    )
+    return {
+        **{k: s[k] for k in keys},
+        "steps_us": [{"name": x["name"], "kind": x["kind"], "us": x["us"]} for x in s["step_list"]],
+        "gpus": s["gpus"],
+        "recommendations": recs,
+        "memory": s["memory"],
+        "graphs": s["graphs"],
+        "errors": s["errors"],
+    }
 
 
 def _check_top(top: int) -> None:
