@@ -479,7 +479,7 @@ def print_report(results: list[dict[str, Any]]) -> None:
     )
     rows = []
     for c in results:
-        for who in ("ours", "original"):
+        for who in ("ours", "serve", "original"):
             s = c.get(who)
             if s:
                 rows.append(
@@ -497,9 +497,26 @@ def print_report(results: list[dict[str, Any]]) -> None:
     print_table(
         ["case", "plugin", "http up", "peak to overview", "peak after routes", "ΣVmHWM", "processes"], rows
     )
+    served = [c for c in results if c.get("serve")]
+    if served:
+        print("\n`torch-tb-profiler serve` against TensorBoard (ours), same logdir, alternating rounds:")
+        print_table(
+            ["case", "ours ready", "serve ready", "ours overview", "serve overview", "time serve/ours"],
+            [
+                [
+                    c["case"],
+                    fmt(c.get("ours", {}).get("ready_s", {}), unit=" s"),
+                    fmt(c["serve"]["ready_s"], unit=" s"),
+                    fmt(c.get("ours", {}).get("overview_s", {}), unit=" s"),
+                    fmt(c["serve"]["overview_s"], unit=" s"),
+                    ratio(c["serve"]["overview_s"], c.get("ours", {}).get("overview_s", {})),
+                ]
+                for c in served
+            ],
+        )
     rows = []
     for c in results:
-        for who in ("ours", "original"):
+        for who in ("ours", "serve", "original"):
             s = c.get(who)
             if not s:
                 continue
