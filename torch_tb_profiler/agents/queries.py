@@ -30,7 +30,7 @@ from torch_tb_profiler.views import memory as memory_view
 from torch_tb_profiler.views import timeline as timeline_view
 from torch_tb_profiler.views.common import HttpError
 
-LOAD_WAIT_S = 120.0  # a tool asked while its run loads waits for it, this long at most
+LOAD_WAIT_S = 120.0  # the first tool call waits this long at most for the first loads
 MAX_TOP = 1000
 OPERATOR_KEYS = [
     "name",
@@ -63,12 +63,18 @@ class QueryError(ValueError):
 class Queries:
     def __init__(self, store: RunStore) -> None:
         self.store = store
+        self._settled_once = False
 
     # ---- finding a profile ---------------------------------------------------------------------------
 
     def _settled(self) -> None:
+        """The first call waits for the logdir's first scan and loads; later ones never wait (a logdir
+        still being written would keep the store busy): a profile still loading is an error saying so."""
+        if self._settled_once:
+            return
         self.store.wait_first_scan(LOAD_WAIT_S)
         self.store.wait_idle(LOAD_WAIT_S)
+        self._settled_once = True
 
     def profile(self, run: str, worker: str, span: str | None) -> Profile:
         self._settled()
