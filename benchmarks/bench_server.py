@@ -20,7 +20,8 @@ simdjson structural parse, summed over files, each in a fresh process; see bench
 ``--load`` our in-process load to a ready Profile.
 
 Usage:
-    python benchmarks/bench_server.py [CASE ...] [--original] [--runs 3] [--json-out FILE]
+    python benchmarks/bench_server.py [CASE ...] [--serve] [--original] [--runs 3] [--json-out FILE]
+    (--serve: also ``torch-tb-profiler serve`` on the same logdir, the same steps, no TensorBoard)
     CASE: 100mb | 322mb | 1gb | ranks64 (from make_traces.py) | a logdir | a trace file
 """
 
@@ -92,6 +93,7 @@ class Plugin:
     env: dict[str, str]
     routes: dict[str, str]
     kind: str  # "ours" | "original": how to read the runs route
+    positional_logdir: bool = False  # `torch-tb-profiler serve LOGDIR` rather than `--logdir LOGDIR`
 
 
 @dataclass
@@ -120,6 +122,13 @@ def our_plugin() -> Plugin:
         )
         cmd = [str(REPO / ".venv" / "bin" / "python"), "-c", launcher]
     return Plugin("ours", cmd, env, OURS_ROUTES, "ours")
+
+
+def serve_plugin() -> Plugin:
+    """``torch-tb-profiler serve`` (no TensorBoard) from this checkout, with the same routes."""
+    env = dict(os.environ, PYTHONPATH=str(REPO))
+    cmd = [sys.executable, "-m", "torch_tb_profiler", "serve"]
+    return Plugin("serve", cmd, env, OURS_ROUTES, "ours", positional_logdir=True)
 
 
 def _registered(python: str) -> bool:
@@ -270,7 +279,8 @@ def bench_server(
 ) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
-    cmd = [*plugin.command, "--logdir", str(case.logdir), "--host", "127.0.0.1", "--port", str(port)]
+    logdir = [str(case.logdir)] if plugin.positional_logdir else ["--logdir", str(case.logdir)]
+    cmd = [*plugin.command, *logdir, "--host", "127.0.0.1", "--port", str(port)]
     log_dir.mkdir(parents=True, exist_ok=True)
     log_path = log_dir / f"{plugin.name}-{case.name}-{port}.log"
     cwd = tempfile.mkdtemp(prefix="bench-tb-")  # not the repo: the original must not import our package
@@ -469,7 +479,7 @@ def print_report(results: list[dict[str, Any]]) -> None:
     )
     rows = []
     for c in results:
-        for who in ("ours", "original"):
+        for who in ("ours", "serve", "original"):
             s = c.get(who)
             if s:
                 rows.append(
@@ -487,9 +497,26 @@ def print_report(results: list[dict[str, Any]]) -> None:
     print_table(
         ["case", "plugin", "http up", "peak to overview", "peak after routes", "ΣVmHWM", "processes"], rows
     )
+    served = [c for c in results if c.get("serve")]
+    if served:
+        print("\n`torch-tb-profiler serve` against TensorBoard (ours), same logdir, alternating rounds:")
+        print_table(
+            ["case", "ours ready", "serve ready", "ours overview", "serve overview", "time serve/ours"],
+            [
+                [
+                    c["case"],
+                    fmt(c.get("ours", {}).get("ready_s", {}), unit=" s"),
+                    fmt(c["serve"]["ready_s"], unit=" s"),
+                    fmt(c.get("ours", {}).get("overview_s", {}), unit=" s"),
+                    fmt(c["serve"]["overview_s"], unit=" s"),
+                    ratio(c["serve"]["overview_s"], c.get("ours", {}).get("overview_s", {})),
+                ]
+                for c in served
+            ],
+        )
     rows = []
     for c in results:
-        for who in ("ours", "original"):
+        for who in ("ours", "serve", "original"):
             s = c.get(who)
             if not s:
                 continue
@@ -517,6 +544,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--traces-dir", type=Path, default=DEFAULT_OUT, help="make_traces.py output folder")
     ap.add_argument("--original", action="store_true", help="also measure torch-tb-profiler 0.4.3")
     ap.add_argument("--no-ours", action="store_true", help="skip our plugin (e.g. to measure the original)")
+    ap.add_argument(
+        "--serve", action="store_true", help="also measure `torch-tb-profiler serve` (no TensorBoard)"
+    )
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--requests", type=int, default=10, help="repeats per route after the first")
     ap.add_argument(
@@ -536,6 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
 
     plugins = [] if a.no_ours else [our_plugin()]
+    if a.serve:
+        plugins.append(serve_plugin())
     if a.original:
         plugins.append(original_plugin())
     cases = [resolve_case(c, a.traces_dir) for c in a.cases]

@@ -2,7 +2,8 @@
 
 - no import circle between modules (every import counts, a function's deferred ones too, but for the
   ``if TYPE_CHECKING:`` ones, which never run);
-- the packages import one way: plugin -> views -> ingest -> analysis -> model -> trace, and the analysis
+- the packages import one way: plugin -> serve -> agents -> app -> views -> ingest -> analysis -> model -> trace
+  (plugin and serve both mount app; neither imports the other's side), and the analysis
   families among themselves, with no circle between packages either;
 - no module past 700 lines; every analysis family says what it answers; the package root holds only the
   plugin and the packages.
@@ -17,7 +18,16 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parents[1] / "torch_tb_profiler"
 MAX_LINES = 700
-LAYERS = ("plugin", "views", "ingest", "analysis", "model", "trace")  # each imports only those after it
+LAYERS = (
+    "plugin",
+    "serve",
+    "app",
+    "views",
+    "ingest",
+    "analysis",
+    "model",
+    "trace",
+)  # each imports only those after it
 
 
 def module_files(package: Path) -> dict[str, Path]:
@@ -166,6 +176,35 @@ def test_every_analysis_family_says_what_it_answers() -> None:
 def test_the_root_holds_only_the_plugin_and_the_packages() -> None:
     modules = sorted(p.name for p in PACKAGE.glob("*.py"))
     assert modules == ["__init__.py", "__main__.py", "plugin.py"]
+
+
+def external_imports(package: Path) -> dict[str, set[str]]:
+    """Module -> the top-level names of what it imports from outside the package (deferred imports too)."""
+    out: dict[str, set[str]] = {}
+    for name, path in module_files(package).items():
+        found: set[str] = set()
+        for node in _imports(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.Import):
+                found.update(a.name.split(".")[0] for a in node.names)
+            elif not node.level and node.module:
+                found.add(node.module.split(".")[0])
+        out[name] = found - {PACKAGE.name}
+    return out
+
+
+def test_only_the_plugin_imports_tensorboard() -> None:
+    """``torch-tb-profiler serve`` and the notebook helper run without TensorBoard (tests/test_serve.py
+    checks the running server's ``sys.modules`` too); neither side of plugin/serve imports the other."""
+    users = sorted(m for m, names in external_imports(PACKAGE).items() if "tensorboard" in names)
+    assert users == ["torch_tb_profiler.plugin"], users
+    graph = import_graph(PACKAGE)
+    plugin_side = graph["torch_tb_profiler.plugin"]
+    assert not any(t.startswith("torch_tb_profiler.serve") for t in plugin_side), plugin_side
+    assert not any(
+        "torch_tb_profiler.plugin" in targets
+        for m, targets in graph.items()
+        if m != "torch_tb_profiler.plugin"
+    )
 
 
 # ---- the checks themselves can fail ---------------------------------------------------------------------

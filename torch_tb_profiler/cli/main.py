@@ -1,4 +1,4 @@
-"""``torch-tb-profiler``: the headless commands (``summary``, ``compare``, ``index``), one module each."""
+"""``torch-tb-profiler``: the headless commands (``summary``, ``compare``, ``index``, ``serve``, ``mcp``), one module each."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from torch_tb_profiler.cli import compare, index, summary
+from torch_tb_profiler.cli import compare, index, mcp_command, serve, summary
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,6 +15,8 @@ def build_parser() -> argparse.ArgumentParser:
     summary.add_parser(sub)
     compare.add_parser(sub)
     index.add_parser(sub)
+    serve.add_parser(sub)
+    mcp_command.add_parser(sub)
     return parser
 
 
@@ -24,7 +26,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse prints the reason; keep its status (2 for bad arguments)
         return int(exc.code or 0)
-    commands = {"summary": summary.run, "compare": compare.run, "index": index.run}
+    commands = {
+        "summary": summary.run,
+        "compare": compare.run,
+        "index": index.run,
+        "serve": serve.run,
+        "mcp": mcp_command.run,
+    }
     return commands[args.command](args)
 
 

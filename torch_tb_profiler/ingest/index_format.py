@@ -36,10 +36,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from torch_tb_profiler import __version__
 from torch_tb_profiler.analysis.timeline.index import INDEX_KEY
 from torch_tb_profiler.ingest import index_timeline
 from torch_tb_profiler.model.profile import Profile, TraceMeta
+from torch_tb_profiler.trace.version import VERSION as __version__
 
 log = logging.getLogger(__name__)
 
