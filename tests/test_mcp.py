@@ -2,7 +2,7 @@
 on samples/ plus a GPU trace (built, and the shared V100 trace when ../shared/traces is there), their
 figures equal to ``summary --json`` / ``compare --json`` on the same logdir, bad arguments answered as
 tool errors (``isError``) while the server keeps serving, nothing outside the logdir, and the metric
-definitions as resources (the packaged copy of docs/metrics.md is that file)."""
+definitions as resources (the package links to docs/metrics.md; a wheel holds its text)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.fixtures.paths import REPO, SAMPLES, SHARED_TRACES
+from tests.fixtures.paths import SAMPLES, SHARED_TRACES
 from tests.fixtures.serve_server import serve_env
 from tests.fixtures.trace_builder import TraceBuilder
 
@@ -241,10 +241,3 @@ def test_bad_arguments_are_tool_errors(logdir: Path) -> None:
         assert bad.is_error, (name, arguments, text(bad))
         assert fragment in text(bad), (name, arguments, text(bad))
         assert ok(after)["runs"], (name, arguments)  # the server kept serving
-
-
-def test_the_packaged_metric_definitions_are_docs_metrics_md() -> None:
-    packaged = REPO / "torch_tb_profiler" / "agents" / "metrics.md"
-    assert packaged.read_bytes() == (REPO / "docs" / "metrics.md").read_bytes(), (
-        "cp docs/metrics.md torch_tb_profiler/agents/"
-    )

@@ -4,6 +4,7 @@ sorts above 0.4.3 so that installing this project replaces the original plugin."
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from packaging.version import Version
 
@@ -33,3 +34,33 @@ def test_setup_keeps_exactly_two_commands() -> None:
     blocks = re.findall(r"```bash\n(.*?)```", setup, flags=re.DOTALL)
     assert [b.strip().count("\n") for b in blocks] == [0, 0]  # two one-line commands
     assert blocks[1].strip() == "bash scripts/test.sh"
+
+
+def test_the_wheel_holds_the_page_and_the_metric_definitions(tmp_path: Path) -> None:
+    """The MCP server's resources come from torch_tb_profiler/agents/metrics.md, a link to docs/metrics.md:
+    a wheel must hold the text itself (and the built page)."""
+    import subprocess
+    import sys
+    import zipfile
+
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(REPO),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=300,
+    )
+    (wheel,) = tmp_path.glob("torch_tb_profiler-*.whl")
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        assert "torch_tb_profiler/static/index.html" in names
+        assert z.read("torch_tb_profiler/agents/metrics.md") == (REPO / "docs" / "metrics.md").read_bytes()

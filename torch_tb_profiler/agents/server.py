@@ -23,7 +23,7 @@ from torch_tb_profiler.app.settings import Settings
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.trace.version import VERSION
 
-METRICS_MD = Path(__file__).with_name("metrics.md")  # docs/metrics.md (tests/test_mcp.py: identical)
+METRICS_MD = Path(__file__).with_name("metrics.md")  # a link to docs/metrics.md; wheels hold its text
 READ_ONLY = ToolAnnotations(
     read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
 )
