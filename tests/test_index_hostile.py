@@ -4,17 +4,22 @@ and the trace parsed again; nothing blocks, 5xxs or allocates what the file asks
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
 import stat
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pyarrow as pa
 import pytest
 
 from tests.fixtures.paths import SAMPLES
@@ -172,3 +177,202 @@ def _plant(index: persist.IndexStore, source: Path, victim: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_bytes(index_format.dumps(profile, ident))
     return target
+
+
+# ---- items 3, 4, 13: well-formed index files that disagree with the model -------------------------------
+def _unpack(path: Path) -> tuple[dict[str, Any], dict[str, pa.Table]]:
+    from torch_tb_profiler.ingest import index_format
+
+    data = path.read_bytes()
+    header, start = index_format.read_header(data)
+    tables = {
+        name: pa.ipc.open_stream(pa.py_buffer(data[start + o : start + o + n])).read_all()
+        for name, (o, n, _crc) in header["tables"].items()
+    }
+    return header, tables
+
+
+def _pack(path: Path, header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    """Write an index with valid checksums and lengths: only its contents disagree with the model."""
+    from torch_tb_profiler.ingest import index_format
+
+    bodies, offset = [], 0
+    for name, table in tables.items():
+        sink = pa.BufferOutputStream()
+        with pa.ipc.new_stream(sink, table.schema, options=pa.ipc.IpcWriteOptions(compression="lz4")) as w:
+            w.write_table(table)
+        body = sink.getvalue().to_pybytes()
+        header["tables"][name] = [offset, len(body), zlib.crc32(body)]
+        bodies.append(body)
+        offset += len(body)
+    header["body_bytes"] = offset
+    head = json.dumps(header, separators=(",", ":")).encode()
+    path.write_bytes(b"".join([index_format.MAGIC, struct.pack("<Q", len(head)), head, *bodies]))
+
+
+def _set_column(table: pa.Table, name: str, values: Any, dtype: str | None = None) -> pa.Table:
+    at = table.schema.get_field_index(name)
+    array = pa.array(values) if not isinstance(values, pa.Array) else values
+    field = pa.field(name, array.type, metadata={b"dtype": (dtype or str(array.type)).encode()})
+    return table.set_column(at, field, array)
+
+
+def _drop_column(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    tables["ops"] = tables["ops"].drop_columns(["depth"])
+
+
+def _parent_out_of_range(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    ops = tables["ops"]
+    tables["ops"] = _set_column(ops, "parent", np.full(len(ops), 10**6, dtype=np.int64), "int64")
+
+
+def _device_op_out_of_range(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    ops = tables["ops"]  # a CPU trace: no runtime calls, so any replay row is out of range
+    assert len(tables["runtimes"]) == 0
+    tables["ops"] = _set_column(ops, "replay", np.full(len(ops), 5, dtype=np.int64), "int64")
+
+
+def _meta_wrong_type(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    header["meta"]["event_count"] = "many"
+    header["meta"]["device_properties"] = {"id": 0}
+
+
+def _warnings_string(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    header["meta"]["warnings"] = "planted"  # issue item 13: was listed one warning per character
+
+
+def _answer_missing_key(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    assert "overview" in header["summary"]["answers"]
+    del header["summary"]["answers"]["overview"]["environment"]
+
+
+def _facts_wrong(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    header["summary"]["facts"] = {"kernels": "yes"}
+
+
+def _dtype_bomb(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    # item 4: a dtype from the file's metadata: 2 k rows as 300 k-character strings is ~2.4 GB
+    ops = tables["ops"]
+    column = ops.column("ts").combine_chunks()
+    tables["ops"] = _set_column(ops, "ts", column, "<U300000")
+
+
+def _rank_bad_steps(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    header["summary"]["rank_part"]["steps"] = [1, 2]  # not names
+
+
+def _rank_calls_wrong(header: dict[str, Any], tables: dict[str, pa.Table]) -> None:
+    calls = tables["summary.calls"]
+    tables["summary.calls"] = calls.drop_columns(["latency"])
+
+
+_CORRUPTIONS = {
+    "cols": _drop_column,
+    "parents": _parent_out_of_range,
+    "refs": _device_op_out_of_range,
+    "meta": _meta_wrong_type,
+    "warnings": _warnings_string,
+    "answer": _answer_missing_key,
+    "facts": _facts_wrong,
+    "dtype": _dtype_bomb,
+}
+_ROUTES = (
+    "overview",
+    "operators",
+    "kernels",
+    "memory/devices",
+    "memory/stats",
+    "distributed",
+    "modules",
+    "timeline/tracks",
+    "timeline",
+    "trace",
+    "views",
+    "spans",
+)
+
+
+def test_index_files_that_disagree_with_the_model_are_parsed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.fixtures.builders_distributed import write_job
+    from tests.fixtures.peak_rss import PeakRss
+    from tests.fixtures.tensorboard_server import tensorboard
+    from torch_tb_profiler.ingest import index_format
+
+    logdir = tmp_path / "logs"
+    cpu = sorted((SAMPLES / "resnet_like_cpu").glob("*.pt.trace.json.gz"))[0]
+    for name in _CORRUPTIONS:
+        (logdir / name).mkdir(parents=True)
+        _old(Path(shutil.copy(cpu, logdir / name / "worker0.pt.trace.json.gz")))
+    ranks = write_job(logdir / "job", 16, {})
+    index = persist.open_store(str(tmp_path / "index"))
+    assert index is not None
+    monkeypatch.setattr(index_format, "STORED_OVERVIEW_MIN_EVENTS", 0)  # store the overview answers
+    store = RunStore(str(logdir), processes=0, settle_seconds=1, index=index)
+    try:
+        store.scan_once()
+        assert store.wait_idle(120)
+    finally:
+        store.close()
+    for name, corrupt in _CORRUPTIONS.items():
+        path = _index_path(index, logdir / name / "worker0.pt.trace.json.gz")
+        header, tables = _unpack(path)
+        corrupt(header, tables)
+        _pack(path, header, tables)
+    # one planted rank summary of a 16-rank job, in two ways
+    for rank, corrupt in ((3, _rank_bad_steps), (9, _rank_calls_wrong)):
+        path = _index_path(index, ranks[rank])
+        header, tables = _unpack(path)
+        corrupt(header, tables)
+        _pack(path, header, tables)
+
+    env = {persist.INDEX_DIR_ENV: index.url, "PYTHONPATH": str(ROOT)}
+    with tensorboard(logdir, env=env, tmp=tmp_path) as tb:
+        peak = PeakRss(tb.proc.pid)
+        tb.wait_loaded(120)
+        for name in _CORRUPTIONS:
+            for route in _ROUTES:
+                status, body = tb.get(route, run=name, worker="worker0")
+                assert status < 500, (name, route, status, body)
+        status, job = tb.get("distributed", run="job")
+        files = _files(tb.get("runs")[1])  # after the routes: the whole reads are done
+        for name in _CORRUPTIONS:
+            f = files[f"{name}/worker0"]
+            assert f["status"] == "ready", (name, f)
+            if name != "dtype":  # the bomb's dtype is not read (the schema's is): the index is used as is
+                assert not f["from_index"], (name, f)
+                assert any("could not be read" in w for w in f["warnings"]), (name, f["warnings"])
+            assert "planted" not in f["warnings"] and not any(len(w) == 1 for w in f["warnings"])
+        assert status == 200, job
+        assert sorted(w["worker"] for w in job["workers"]) == sorted(f"rank{r}" for r in range(16))
+        bad = [files[f"job/rank{r}"] for r in (3, 9)]
+        assert all(any("could not be read" in w for w in f["warnings"]) for f in bad), bad
+        rss = peak.stop()
+    assert rss < 1.5 * 1024**3, f"peak RSS {rss / 2**20:.0f} MiB"
+
+
+@pytest.mark.parametrize(
+    "trace", sorted(SAMPLES.rglob("*.pt.trace.json*")), ids=lambda p: p.parent.name + "/" + p.name[:20]
+)
+def test_schema_is_what_a_parse_makes(trace: Path) -> None:
+    from torch_tb_profiler.analysis.distributed.job import rank_part
+    from torch_tb_profiler.analysis.timeline.index import build_index
+    from torch_tb_profiler.ingest import index_format, index_schema, index_timeline
+    from torch_tb_profiler.ingest.parse import load_profile
+
+    profile = load_profile(str(trace), "r", "w", "1")
+    profile.cache["timeline.index"] = build_index(profile)
+    tables = {name: getattr(profile, name) for name in index_format._TABLES}
+    tables["summary.calls"] = rank_part(profile).calls
+    parts = index_timeline.to_parts(profile)
+    assert parts is not None
+    tables.update(parts[1])
+    for name, frame in tables.items():
+        if not len(frame):
+            continue
+        want = index_schema.TABLES[name]
+        assert sorted(frame.columns) == sorted(want), name
+        for column, dtype in frame.dtypes.items():
+            kind = "text" if str(dtype) in ("str", "object") else str(dtype)
+            assert kind == want[column], (name, column, dtype)
