@@ -4,6 +4,7 @@ and the trace parsed again; nothing blocks, 5xxs or allocates what the file asks
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -376,3 +377,54 @@ def test_schema_is_what_a_parse_makes(trace: Path) -> None:
         for column, dtype in frame.dtypes.items():
             kind = "text" if str(dtype) in ("str", "object") else str(dtype)
             assert kind == want[column], (name, column, dtype)
+
+
+# ---- item 5: a rewrite that keeps size and mtime ---------------------------------------------------------
+def _rewrite_keeping_size_and_mtime(path: Path, op: str) -> None:
+    """What ``cp -p`` / ``rsync -t`` / ``touch -d`` leave: other bytes, same size, the old mtime."""
+    from tests.fixtures.trace_builder import TraceBuilder
+
+    st = path.stat() if path.exists() else None
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.op(op, 10, 500)
+    b.write(path)
+    if st is not None:
+        assert path.stat().st_size == st.st_size
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    else:
+        _old(path)
+
+
+def _ops(tb: Any, run: str) -> str:
+    status, body = tb.get("operators", run=run, worker="w")
+    assert status == 200, body
+    return json.dumps(body)
+
+
+def test_rewrite_keeping_size_and_mtime_is_noticed(tmp_path: Path) -> None:
+    from tests.fixtures.tensorboard_server import tensorboard
+
+    trace = tmp_path / "logs" / "run" / "w.pt.trace.json"
+    trace.parent.mkdir(parents=True)
+    _rewrite_keeping_size_and_mtime(trace, "aten::first_op")
+    env = {persist.INDEX_DIR_ENV: str(tmp_path / "index"), "PYTHONPATH": str(ROOT)}
+    with tensorboard(tmp_path / "logs", env=env, tmp=tmp_path) as tb:
+        tb.wait_loaded()
+        assert "aten::first_op" in _ops(tb, "run")
+        assert tb.get("trace", run="run", worker="w")[0] == 200
+        _rewrite_keeping_size_and_mtime(trace, "aten::other_op")
+        # reloaded by a scan (every 0.5 s here), not "on the next scan" forever
+        deadline = time.monotonic() + 60
+        while "aten::other_op" not in _ops(tb, "run"):
+            assert time.monotonic() < deadline, "the rewrite was never noticed"
+            time.sleep(0.5)
+        status, body = tb.get("trace", run="run", worker="w")
+        assert status == 200, body  # the download of the new file, not 409 "reloaded on the next scan"
+        assert b"aten::other_op" in (gzip.decompress(body) if body[:2] == b"\x1f\x8b" else body)
+    _rewrite_keeping_size_and_mtime(trace, "aten::third_op")  # while stopped: the index must not serve it
+    with tensorboard(tmp_path / "logs", env=env, tmp=tmp_path) as tb:
+        runs = tb.wait_loaded()
+        assert not _files(runs)["run/w"]["from_index"]
+        ops = _ops(tb, "run")
+        assert "aten::third_op" in ops and "aten::other_op" not in ops
