@@ -29,7 +29,7 @@ from torch_tb_profiler.ingest.pool import ParserPool
 from torch_tb_profiler.ingest.private_dir import fingerprint
 from torch_tb_profiler.ingest.residency import Residency
 from torch_tb_profiler.ingest.run_queries import RunQueries
-from torch_tb_profiler.ingest.run_state import Facts, FileState
+from torch_tb_profiler.ingest.run_state import Facts, FileState, RunTree
 from torch_tb_profiler.ingest.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.trace.decode import TraceDecodeError
@@ -91,6 +91,7 @@ class RunStore(Residency, RunQueries):
         self._answers: dict[str, dict[str, Any]] = {}
         self._opening: dict[str, cf.Future[Profile]] = {}  # by path: whole reads after a summary (_load)
         self._index: dict[tuple[str, str, str], str] = {}  # (run, worker, span) -> path
+        self._tree = RunTree()  # the same keys by run and worker, for the routes (linear in files)
         self._scanned = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Condition(self._lock)
@@ -181,6 +182,7 @@ class RunStore(Residency, RunQueries):
                     del self._files[path]
                     self._drop(path)
             self._index = {f.key: f.info.path for f in result.files}
+            self._tree = RunTree.of(self._index)
             for path, f in present.items():
                 state = self._files.get(path)
                 signature = (
@@ -293,7 +295,7 @@ class RunStore(Residency, RunQueries):
             return False
         with self._lock:
             run = f.key[0]
-            opening = f.key == min(k for k in self._index if k[0] == run)
+            opening = f.key == self._tree.first_key(run)
         try:
             lookup = self.index.load_summary(self.location, f.info, f.captures)
         except Exception as e:  # the index is an optimisation: never let it cost the file
