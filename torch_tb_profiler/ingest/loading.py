@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 DEFAULT_INTERVAL_S = 5.0
 # keys of Profile.cache: the fingerprint (private_dir.fingerprint) and local path of the file it was parsed from
 SOURCE_FINGERPRINT, SOURCE_LOCAL = "source.fingerprint", "source.local"
+SCAN_STALL_S = float(
+    os.environ.get("TORCH_PROFILER_SCAN_STALL_S", "") or 30.0
+)  # a listing this slow is reported
 
 
 class RunStore(Residency, RunQueries):
@@ -105,6 +108,10 @@ class RunStore(Residency, RunQueries):
             max_workers=max(2, workers), thread_name_prefix="profiler-fetch"
         )
         self._thread: threading.Thread | None = None
+        # the listing runs on its own thread so that a stalled one is reported (scan_error) within
+        # SCAN_STALL_S while it goes on (the backends' timeouts end it: cloud_fs.remote_timeouts)
+        self._lister = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="profiler-list")
+        self._listing: cf.Future[Any] | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------------
     def _recycle_pool(self, loads_left: int = 0) -> None:
@@ -127,6 +134,7 @@ class RunStore(Residency, RunQueries):
         progress cannot hold up the interpreter's exit (it joins executors' workers)."""
         self._stop.set()
         self._dispatch.shutdown(wait=False, cancel_futures=True)
+        self._lister.shutdown(wait=False, cancel_futures=True)
         self.pool.close(terminate)
 
     def _loop(self) -> None:
@@ -168,7 +176,21 @@ class RunStore(Residency, RunQueries):
         scanner = self._ensure_scanner()
         if scanner is None:
             return
-        result = scanner.scan()
+        if self._listing is None:
+            self._listing = self._lister.submit(scanner.scan)
+        try:
+            result = self._listing.result(timeout=SCAN_STALL_S)
+        except cf.TimeoutError:  # still listing: say so, look again on the next round
+            with self._lock:
+                self._scan_error = (
+                    f"listing {self.logdir} has not answered for {SCAN_STALL_S:.0f} s (a stalled or "
+                    "unreachable endpoint?); still trying, what was loaded is kept"
+                )
+            self._scanned.set()
+            return
+        finally:
+            if self._listing is not None and self._listing.done():
+                self._listing = None
         with self._lock:
             self._scan_error = result.error
             self._scan_warnings = result.warnings
@@ -341,7 +363,7 @@ class RunStore(Residency, RunQueries):
             if indexed is not None:
                 outcome: Profile | str = indexed
             else:
-                local = local_copy(self.location, f.info)
+                local = self._fetch(f)
                 identity = fingerprint(local)  # before parsing: a later change shows as a mismatch
                 sources, notes = capture_sources(self.location, f.captures) if f.captures else ([], [])
                 outcome = self._parse(local, sources)
@@ -357,6 +379,19 @@ class RunStore(Residency, RunQueries):
         except Exception as e:  # a broken pool
             outcome = f"{type(e).__name__}: {e}"
         return outcome, index_note, indexed is not None, fetch_failed
+
+    def _fetch(self, f: TraceFile) -> str:
+        """The file's local copy; while a remote download runs, its start is on the file's state so that
+        the runs answer reports one that stalls (run_state.file_notes)."""
+        assert self.location is not None
+        state = self._files.get(f.info.path)
+        if state is not None and not self.location.is_local:
+            state.fetching_since = time.monotonic()
+        try:
+            return local_copy(self.location, f.info)
+        finally:
+            if state is not None:
+                state.fetching_since = None
 
     def _from_index(self, f: TraceFile) -> tuple[Profile | None, str | None]:
         """The file's current index, if any, and a warning when an existing one was unusable (its key

@@ -39,7 +39,8 @@ class RunQueries(StoreState):
     def runs(self) -> list[dict[str, Any]]:
         """Every run with every file (for tests and the CLI; the route pages it: ``runs_page``)."""
         with self._lock:
-            assert self.location is not None
+            if self.location is None:  # the logdir could not be resolved: no run (scan_error says why)
+                return []
             sizes = self.resident.sizes()
             return [
                 run_summary(name, self._states(name), self.location, self._memory_state, sizes, self._facts)
@@ -53,7 +54,8 @@ class RunQueries(StoreState):
         the first one's place in the run). Costs the page's files and its runs' sizes, not the logdir's.
         Returns (runs, next offset or None, files in the logdir)."""
         with self._lock:
-            assert self.location is not None
+            if self.location is None:
+                return [], None, 0
             tree, sizes = self._tree, self.resident.sizes()
             out: list[dict[str, Any]] = []
             used = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import posixpath
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ class FileState:
     generation: int = 0
     from_index: bool = False  # the profile was read from the persisted index (persist.py), not parsed
     evictions: int = 0  # times its full profile was dropped to keep within the memory budget
+    fetching_since: float | None = None  # time.monotonic() when its remote download started (None: none)
 
 
 @dataclass(frozen=True)
@@ -127,9 +129,20 @@ def file_notes(s: FileState, loc: Location) -> tuple[list[dict[str, Any]], list[
     """The file's entries in its run's errors and warnings."""
     where = {"file": _shown(loc, s.file.info.path), "worker": s.file.worker, "span": s.file.span}
     errors = [{**where, "message": s.error}] if s.status == "error" else []
-    return errors, [{**where, "message": w} for w in bounded_messages(s.warnings)]
+    warnings = [{**where, "message": w} for w in bounded_messages(s.warnings)]
+    since = s.fetching_since
+    if s.status == "loading" and since is not None and time.monotonic() - since >= FETCH_STALL_S:
+        waited = time.monotonic() - since
+        warnings.append(
+            {
+                **where,
+                "message": f"downloading it has not finished after {waited:.0f} s (a stalled endpoint?)",
+            }
+        )
+    return errors, warnings
 
 
+FETCH_STALL_S = 30.0  # a download running this long is reported on its file
 MAX_FILE_WARNINGS = 50  # warnings listed per file in runs (the rest counted): an answer stays bounded
 MAX_MESSAGE_CHARS = 4000
 
