@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from torch_tb_profiler.ingest.budget import Resident
+from torch_tb_profiler.ingest.budget import Resident, limit_arenas
 from torch_tb_profiler.ingest.capture_profiles import CaptureProfiles
 from torch_tb_profiler.ingest.captures import capture_sources
 from torch_tb_profiler.ingest.discovery import Scanner, TraceFile
@@ -68,6 +68,8 @@ class RunStore(Residency, RunQueries):
         self.logdir = logdir
         # full profiles kept in memory, least recently used dropped past the budget (budget.py; None: all)
         self.resident = Resident(memory_budget)
+        if memory_budget is not None:
+            limit_arenas()
         self.index = index  # persisted index: read before parsing, written after (None: never)
         # called on the loading thread with each profile read from the index, once it is ready (the
         # plugin computes its overview there: a re-opened logdir answers its first request at once)
@@ -90,6 +92,12 @@ class RunStore(Residency, RunQueries):
         self._summaries: dict[str, IndexedSummary] = {}
         self._reloading: dict[str, cf.Future[Profile]] = {}  # by path: an evicted profile being read again
         self._background = threading.local()  # set on a thread doing work ahead of the user (warmup.py)
+        # profiles held by requests in flight (residency.serving): path -> [profile, holders]; they count
+        # against the budget until released, are never dropped meanwhile, and are shared, not read again
+        self._held: dict[str, list[Any]] = {}
+        self._room = threading.Condition(self._lock)  # notified when a held profile is released
+        self._seen_nbytes: dict[str, int] = {}  # each file's last estimated size (to make room before a read)
+        self._serving = threading.local()  # the paths the current request holds
         # by path: small answers (the overview) kept while the full profile is evicted, until the file changes
         self._answers: dict[str, dict[str, Any]] = {}
         self._opening: dict[str, cf.Future[Profile]] = {}  # by path: whole reads after a summary (_load)

@@ -190,6 +190,10 @@ class StoreState:
     _answers: dict[str, dict[str, Any]]
     _reloading: dict[str, cf.Future[Profile]]
     _background: threading.local
+    _held: dict[str, list[Any]]
+    _room: threading.Condition
+    _seen_nbytes: dict[str, int]
+    _serving: threading.local
     _index: dict[tuple[str, str, str], str]  # (run, worker, span) -> path
     _tree: RunTree  # _index by run and worker
     _scan_error: str | None
