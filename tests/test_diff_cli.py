@@ -170,3 +170,20 @@ def test_bad_input_exits_2(logdir: Path) -> None:
     assert r.returncode == 2 and "no span '7'" in r.stderr
     r = compare(str(logdir / "base"))
     assert r.returncode == 2 and "experiment" in r.stderr
+
+
+def test_long_runs_of_spaces_parse_in_linear_time(logdir: Path) -> None:
+    # issue 28 item 11: 40,000 spaces took 33.6 s (the regex backtracked); 120,000 (about the most one
+    # argument may hold) would take minutes: the subprocess's timeout bounds it
+    rule = "step_time" + " " * 60_000 + ">" + " " * 60_000 + "+5%"
+    r = compare(str(logdir / "base"), str(logdir / "exp"), "--json", "--fail-on", rule)
+    assert r.returncode == 0, r.stderr[-500:]
+    assert json.loads(r.stdout)["verdict"]["passed"][0]["rule"] == rule
+
+
+@pytest.mark.parametrize(
+    "rule", ["step_time>" + "9" * 400 + "%", "memory:GPU0.peak_allocated>+1" + "0" * 300 + "GiB"]
+)
+def test_non_finite_thresholds_exit_2(logdir: Path, rule: str) -> None:
+    r = compare(str(logdir / "base"), str(logdir / "exp"), "--fail-on", rule)
+    assert r.returncode == 2 and "not a finite number" in r.stderr and r.stdout == ""

@@ -249,3 +249,45 @@ def test_ctrl_c_stops_and_leaves_only_whole_index_files(tmp_path: Path) -> None:
     assert 3 <= len(written) < 40
     for path in written:  # every visible index file is whole
         index_format.loads(path.read_bytes())
+
+
+HANG_ENV = "TTB_TEST_HANG_MARKER"
+
+
+def hang_forever(task: ib.Task) -> ib.Result:
+    """Writes this worker's pid to the marker and never finishes (the test kills every worker)."""
+    Path(os.environ[HANG_ENV]).write_text(str(os.getpid()))
+    time.sleep(600)
+    raise AssertionError("never reached: the worker is killed")
+
+
+def test_a_cluster_that_loses_every_worker_ends_with_exit_3(
+    logdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    marker = tmp_path / "hung.pid"
+    monkeypatch.setenv(HANG_ENV, str(marker))
+    monkeypatch.setenv(ib.NO_WORKERS_ENV, "3")
+    monkeypatch.setattr(ib, "index_file", hang_forever)  # pickled by name: the workers import this module
+    index_dir = tmp_path / "index"
+    outcome: list[tuple[int, str]] = []
+    with dask_cli_cluster(tmp_path, workers=1) as (address, procs):
+        indexing = threading.Thread(
+            target=lambda: outcome.append(
+                run_index(str(logdir), "--index-dir", str(index_dir), "--scheduler", address)
+            ),
+            daemon=True,
+        )
+        indexing.start()
+        deadline = time.monotonic() + 60
+        while not marker.exists() or not marker.read_text():
+            assert time.monotonic() < deadline, "no task started"
+            time.sleep(0.1)
+        os.killpg(procs[1].pid, signal.SIGKILL)  # the worker and its nanny: the cluster has none left
+        indexing.join(90)  # bound: 3 s without workers, polled every 5 s
+        assert not indexing.is_alive(), "index hung on a cluster without workers"
+    status, out = outcome[0]
+    assert status == 3, out
+    assert "the Dask cluster has had no workers" in out and "not indexed; what was indexed is kept" in out
+    assert not [p for p in index_dir.rglob("*") if p.is_file() and not p.name.endswith(SUFFIX)]

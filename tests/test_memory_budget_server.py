@@ -138,3 +138,60 @@ def test_budget_smaller_than_two_profiles_serves_every_view_of_every_worker(
     )
     print(report)
     assert peak <= bound, report
+
+
+CLIENTS = 20
+
+
+def test_budget_holds_under_20_concurrent_clients(logdir: Path, tmp_path: Path) -> None:
+    """Issue 28 item 7: 20 clients asking random views of random workers at once. Profiles held by requests
+    in flight count against the budget and are shared (never read twice), reads wait for room: the tree
+    stays within the one-client bound (one-worker server + budget + 64 MiB)."""
+    import random
+    import threading
+
+    index = tmp_path / "index"
+    workers = [f"worker{i}" for i in range(WORKERS)]
+    single = tmp_path / "single"
+    (single / "job").mkdir(parents=True)
+    shutil.copy2(logdir / "job" / "worker0.pt.trace.json.gz", single / "job" / "worker0.pt.trace.json.gz")
+    for _ in range(2):  # the first run writes the index: the measured one reads it, as the budgeted one will
+        with served(single, tmp_path / "single-index", tmp_path, "off") as (tb, rss):
+            every_view(tb, "worker0")
+            time.sleep(1)
+    baseline = rss.peak
+    with served(logdir, index, tmp_path, "off") as (tb, rss):  # writes the index; the profiles' sizes
+        for w in workers:
+            every_view(tb, w)
+        one = max(f["memory_bytes"] for f in files(tb).values())
+    budget = int(one * 1.5)
+    views = [("overview", {}), ("operators", {"group_by": "name"}), ("kernels", {"group_by": "name"})]
+    views += [("memory/stats", {}), ("timeline/tracks", {})]
+    failures: list[Any] = []
+    answers = [0]
+    with served(logdir, index, tmp_path, str(budget)) as (tb, rss):
+
+        def client(seed: int) -> None:
+            rng = random.Random(seed)
+            stop = time.monotonic() + 20
+            while time.monotonic() < stop:
+                route, extra = rng.choice(views)
+                status, body = tb.get(route, run="job", worker=rng.choice(workers), **extra)
+                answers[0] += 1
+                if status != 200:
+                    failures.append((route, status, str(body)[:200]))
+
+        threads = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        evictions = sum(f["evictions"] for f in files(tb).values())
+    peak, bound = rss.peak, baseline + budget + ALLOCATOR_SLACK
+    report = (
+        f"{CLIENTS} clients, {answers[0]} answers, {evictions} evictions: peak {peak / 2**20:.0f} MiB, bound "
+        f"{bound / 2**20:.0f} MiB (one worker {baseline / 2**20:.0f} + budget {budget / 2**20:.0f} + 64)"
+    )
+    print(report)
+    assert not failures, failures[:3]
+    assert evictions > 0 and peak <= bound, report

@@ -4,8 +4,8 @@ import {
   type RunInfo,
   type RunsAnswer,
   defaultWorker,
+  fetchAllRuns,
   normalizeNames,
-  normalizeRuns,
   workerEvicted,
   workerFailed,
   workerLoaded,
@@ -37,7 +37,7 @@ function useRuns(api: Api): { answer: RunsAnswer | null; error: Error | null } {
     const poll = async () => {
       let busy = true;
       try {
-        const a = normalizeRuns(await api.get<unknown>("runs"));
+        const a = await fetchAllRuns((params) => api.get<unknown>("runs", params));
         if (!live) return;
         setAnswer(a);
         setError(null);

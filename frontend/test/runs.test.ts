@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { captureLabel, defaultWorker, normalizeNames, normalizeRuns, workerEvicted, workerFailed } from "../src/api/runs";
+import { captureLabel, defaultWorker, fetchAllRuns, normalizeNames, normalizeRuns, workerEvicted, workerFailed } from "../src/api/runs";
 
 const answer = {
   logdir: "samples",
@@ -100,5 +100,26 @@ describe("a run's graph captures", () => {
     expect(captureLabel(run!.captures!)).toBe("2 capture traces, batch sizes 8, 32");
     expect(captureLabel({ files: ["c.pt.trace.json"], batchSizes: [], matchedReplays: 0, unmatched: [], merged: false })).toBe("1 capture trace");
     expect(normalizeRuns({ runs: [{ name: "a" }] }).runs[0]?.captures).toBeNull();
+  });
+});
+
+describe("fetchAllRuns", () => {
+  it("joins the pages of a paged answer, a run cut between pages once", async () => {
+    const file = (w: string) => ({ file: `big/${w}.pt.trace.json.gz`, worker: w, span: "1", size: 1, status: "ready" });
+    const pages = [
+      { logdir: "l", loading: false, offset: 0, next_offset: 2, runs: [{ name: "a", state: "ready", files: [file("a0")] }, { name: "big", state: "ready", files: [file("w0")], errors: [], warnings: [] }] },
+      { logdir: "l", loading: true, offset: 2, next_offset: 4, runs: [{ name: "big", state: "ready", files_offset: 1, files: [file("w1"), file("w2")], warnings: [{ file: "big/w2.pt.trace.json.gz", message: "m" }] }] },
+      { logdir: "l", loading: false, offset: 4, next_offset: null, runs: [{ name: "z", state: "ready", files: [file("z0")] }] },
+    ];
+    const asked: number[] = [];
+    const a = await fetchAllRuns(async ({ offset }) => {
+      asked.push(offset);
+      return pages[asked.length - 1];
+    });
+    expect(asked).toEqual([0, 2, 4]);
+    expect(a.runs.map((r) => r.name)).toEqual(["a", "big", "z"]);
+    expect(a.runs[1]?.files.map((f) => f.worker)).toEqual(["w0", "w1", "w2"]);
+    expect(a.runs[1]?.warnings).toEqual([{ file: "big/w2.pt.trace.json.gz", message: "m" }]);
+    expect(a.scanning).toBe(true);
   });
 });

@@ -128,11 +128,28 @@ def test_s3_endpoint_mapping(env: dict[str, str], expected: str | None) -> None:
 
 
 def test_gcs_emulator_implies_an_anonymous_token() -> None:
-    assert cloud_fs.backend_options("gs", {}, {"STORAGE_EMULATOR_HOST": "http://h:1"}) == {"token": "anon"}
-    assert cloud_fs.backend_options("gs", {"token": "t.json"}, {"STORAGE_EMULATOR_HOST": "h:1"}) == {
-        "token": "t.json"
+    bounded = {"timeout": 20.0}  # every remote call has a bound (issue 28: cloud_fs.remote_timeouts)
+    assert cloud_fs.backend_options("gs", {}, {"STORAGE_EMULATOR_HOST": "http://h:1"}) == {
+        "token": "anon",
+        **bounded,
     }
-    assert cloud_fs.backend_options("gs", {}, {}) == {}  # real GCS: application-default credentials
+    assert cloud_fs.backend_options("gs", {"token": "t.json"}, {"STORAGE_EMULATOR_HOST": "h:1"}) == {
+        "token": "t.json",
+        **bounded,
+    }
+    assert cloud_fs.backend_options("gs", {}, {}) == bounded  # real GCS: application-default credentials
+
+
+def test_every_backend_gets_timeouts_unless_the_options_set_them() -> None:
+    env = {cloud_fs.CONNECT_TIMEOUT_ENV: "2", cloud_fs.READ_TIMEOUT_ENV: "7", cloud_fs.RETRIES_ENV: "3"}
+    s3 = cloud_fs.backend_options("s3", {}, env)["config_kwargs"]
+    assert s3["connect_timeout"] == 2 and s3["read_timeout"] == 7 and s3["retries"]["max_attempts"] == 3
+    mine = {"config_kwargs": {"read_timeout": 300}}
+    assert cloud_fs.backend_options("s3", mine, env)["config_kwargs"]["read_timeout"] == 300
+    az = cloud_fs.backend_options("az", {}, env)
+    assert (az["connection_timeout"], az["read_timeout"]) == (2, 7)
+    with pytest.raises(cloud_fs.StorageError, match="positive"):
+        cloud_fs.backend_options("s3", {}, {cloud_fs.READ_TIMEOUT_ENV: "inf"})
 
 
 # --- a missing extra -------------------------------------------------------------------------------------

@@ -53,7 +53,8 @@ def wsgi_app(
     @Request.application
     def app(request: Request) -> Response:
         try:
-            data = handler(request, store)
+            with store.serving():  # the profiles it uses are held (and counted) until it has answered
+                data = handler(request, store)
         except HttpError as e:
             return error_response(e.status, e.message)
         except LookupFailed as e:

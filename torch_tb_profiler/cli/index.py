@@ -3,7 +3,8 @@
 
 Exit status: 0 when every file is indexed (or already was), 1 when any file failed (listed at the end),
 2 on bad arguments (an unusable index location, a scheduler that does not answer, --run that matches
-nothing), 130 on Ctrl-C (what was written stays; nothing half-written is ever visible).
+nothing), 3 when the Dask cluster has had no worker for TORCH_PROFILER_DASK_NO_WORKERS_S (default 120 s)
+while files were left, 130 on Ctrl-C (what was written stays; nothing half-written is ever visible).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, TextIO
 from torch_tb_profiler.cli.common import CliError, find_traces, non_negative
 from torch_tb_profiler.ingest import index_build as ib
 
-EXIT_OK, EXIT_FAILED, EXIT_BAD_ARGS, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILED, EXIT_BAD_ARGS, EXIT_NO_WORKERS, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
 def add_parser(sub: Any) -> None:
@@ -92,6 +93,10 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
         progress.line(final=True)
         print("interrupted: files indexed so far are kept; run again to finish", file=out)
         return EXIT_INTERRUPTED
+    except ib.NoWorkers as e:
+        progress.line(final=True)
+        print(f"torch-tb-profiler: {e}", file=out)
+        return EXIT_NO_WORKERS
     finally:
         engine.close()
     return progress.report()

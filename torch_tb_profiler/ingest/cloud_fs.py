@@ -111,11 +111,59 @@ def _s3_endpoint_from_env(env: dict[str, str]) -> str | None:
     return endpoint
 
 
+CONNECT_TIMEOUT_ENV, READ_TIMEOUT_ENV = (
+    "TORCH_PROFILER_REMOTE_CONNECT_TIMEOUT",
+    "TORCH_PROFILER_REMOTE_READ_TIMEOUT",
+)
+RETRIES_ENV = "TORCH_PROFILER_REMOTE_RETRIES"
+DEFAULT_CONNECT_S, DEFAULT_READ_S, DEFAULT_RETRIES = 5.0, 15.0, 2
+
+
+def remote_timeouts(env: dict[str, str] | None = None) -> tuple[float, float, int]:
+    """(connect, read) seconds and attempts bounding every remote call (docs/cloud.md, "Timeouts")."""
+    env = os.environ if env is None else env
+
+    def number(name: str, default: float) -> float:
+        text = env.get(name, "").strip()
+        try:
+            value = float(text) if text else default
+        except ValueError:
+            raise StorageError(f"{name}={text!r} is not a number") from None
+        if not 0 < value < float("inf"):
+            raise StorageError(f"{name}={text!r} must be a positive number")
+        return value
+
+    return (
+        number(CONNECT_TIMEOUT_ENV, DEFAULT_CONNECT_S),
+        number(READ_TIMEOUT_ENV, DEFAULT_READ_S),
+        int(number(RETRIES_ENV, DEFAULT_RETRIES)),
+    )
+
+
+def _bounded(fam: str, out: dict[str, Any], env: dict[str, str]) -> None:
+    """Connect and read timeouts and a bounded number of attempts on every call, unless the user's
+    storage options set them: a stopped endpoint (which accepts connections but never answers) costs
+    at most attempts x (connect + read) per call, never forever."""
+    connect, read, attempts = remote_timeouts(env)
+    if fam == "s3":
+        config = dict(out.get("config_kwargs") or {})
+        config.setdefault("connect_timeout", connect)
+        config.setdefault("read_timeout", read)
+        config.setdefault("retries", {"max_attempts": attempts, "mode": "standard"})
+        out["config_kwargs"] = config
+    elif fam == "gs":
+        out.setdefault("timeout", connect + read)  # per request (aiohttp's total)
+    elif fam == "az":
+        out.setdefault("connection_timeout", connect)
+        out.setdefault("read_timeout", read)
+
+
 def backend_options(protocol: str, options: dict[str, Any], env: dict[str, str] | None = None) -> dict:
     """Complete user options with what the environment implies for this backend."""
     env = os.environ if env is None else env
     out = dict(options)
     fam = family(protocol)
+    _bounded(fam, out, env)
     if fam == "s3":
         has_endpoint = "endpoint_url" in out or "endpoint_url" in out.get("client_kwargs", {})
         endpoint = None if has_endpoint else _s3_endpoint_from_env(env)
@@ -159,7 +207,10 @@ def make_filesystem(url: str, options: dict[str, Any]) -> tuple[fsspec.AbstractF
             cls = GCSFileSystem
             kwargs.update(cls._get_kwargs_from_urls(url))
             return cls(**kwargs), cls._strip_protocol(url)
-        return fsspec.core.url_to_fs(url, **kwargs)
+        fs, root = fsspec.core.url_to_fs(url, **kwargs)
+        if family(protocol) == "s3":  # s3fs's own retry loop (5 by default) around botocore's attempts
+            fs.retries = min(int(getattr(fs, "retries", 5)), remote_timeouts()[2])
+        return fs, root
     except ImportError as exc:
         raise MissingExtraError(f"{protocol}:// logdirs need a package that is not installed: {exc}") from exc
     except StorageError:

@@ -9,10 +9,12 @@ index is current is skipped. ``Builder`` submits the tasks and reports results a
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures as cf
 import contextlib
 import multiprocessing
 import os
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -139,12 +141,33 @@ class PoolEngine(Engine):
         self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+POLL_S = 5.0  # how often a waiting `index` asks the cluster for its workers
+NO_WORKERS_ENV = "TORCH_PROFILER_DASK_NO_WORKERS_S"
+DEFAULT_NO_WORKERS_S = 120.0
+
+
+class NoWorkers(RuntimeError):
+    """The cluster lost every worker (or its scheduler) for longer than the bound: `index` gives up."""
+
+
+def no_workers_timeout() -> float:
+    text = os.environ.get(NO_WORKERS_ENV, "").strip()
+    try:
+        value = float(text) if text else DEFAULT_NO_WORKERS_S
+    except ValueError:
+        raise ValueError(f"{NO_WORKERS_ENV}={text!r} is not a number of seconds") from None
+    if not value > 0 or value == float("inf"):
+        raise ValueError(f"{NO_WORKERS_ENV}={text!r} must be a positive number of seconds")
+    return value
+
+
 class DaskEngine(Engine):
     """A dask.distributed cluster: an existing scheduler, or a LocalCluster of worker processes."""
 
     def __init__(self, scheduler: str | None, local_workers: int | None) -> None:
         from distributed import Client, LocalCluster
 
+        self.no_workers_s = no_workers_timeout()
         self._cluster: Any = None
         if scheduler:
             self.client = Client(scheduler, timeout="30s")
@@ -164,17 +187,54 @@ class DaskEngine(Engine):
         return self._results(futures, {f.key: t for f, t in zip(futures, tasks, strict=True)})
 
     def _results(self, futures: list[Any], by_key: dict[Any, Task]) -> Iterator[Result]:
-        from distributed import as_completed
+        """Results as they complete. Every wait is bounded: while tasks are pending the cluster is asked
+        every POLL_S how many workers it has; none (or no answer from the scheduler) for
+        ``no_workers_s`` raises NoWorkers (tasks already done are written and stay)."""
+        from distributed import wait
 
+        pending = set(futures)
+        without_workers: float | None = None
         try:
-            for future in as_completed(futures):
+            while pending:
                 try:
-                    yield future.result()
-                except Exception as e:  # the task was lost too often (workers killed) or could not run
-                    yield Result(by_key[future.key], FAILED, f"{type(e).__name__}: {e}")
+                    done, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
+                except (TimeoutError, asyncio.TimeoutError):
+                    done = set()
+                for future in done:
+                    try:
+                        yield future.result()
+                    except Exception as e:  # the task was lost too often (workers killed) or could not run
+                        yield Result(by_key[future.key], FAILED, f"{type(e).__name__}: {e}")
+                if done:
+                    without_workers = None
+                    continue
+                if self._workers() > 0:
+                    without_workers = None
+                    continue
+                now = time.monotonic()
+                without_workers = without_workers if without_workers is not None else now
+                if now - without_workers >= self.no_workers_s:
+                    raise NoWorkers(
+                        f"the Dask cluster has had no workers for {now - without_workers:.0f} s "
+                        f"({len(pending)} of {len(futures)} files not indexed; what was indexed is kept); "
+                        f"start workers and run again, or raise {NO_WORKERS_ENV}"
+                    )
         finally:
             with contextlib.suppress(Exception):
                 self.client.cancel(futures)
+
+    def _workers(self) -> int:
+        """How many workers the scheduler has now; 0 when it does not answer within POLL_S."""
+        found: list[int] = []
+
+        def ask() -> None:
+            with contextlib.suppress(Exception):
+                found.append(len(self.client.scheduler_info().get("workers", {})))
+
+        asker = threading.Thread(target=ask, daemon=True)
+        asker.start()
+        asker.join(POLL_S)
+        return found[0] if found else 0
 
     def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -37,7 +37,8 @@ import pandas as pd
 import pyarrow as pa
 
 from torch_tb_profiler.analysis.timeline.index import INDEX_KEY
-from torch_tb_profiler.ingest import index_timeline
+from torch_tb_profiler.ingest import index_schema, index_timeline
+from torch_tb_profiler.ingest.index_schema import IndexFormatError, expect
 from torch_tb_profiler.model.profile import Profile, TraceMeta
 from torch_tb_profiler.trace.version import VERSION as __version__
 
@@ -68,8 +69,8 @@ _MODEL_SOURCES = (
 )
 
 
-class IndexFormatError(Exception):
-    """The bytes are not a complete index of this format."""
+__all__ = ["IndexFormatError", "IndexedSummary", "dumps", "loads", "loads_summary"]
+_FAULTS = (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, pa.ArrowException)
 
 
 @dataclass
@@ -88,6 +89,7 @@ class IndexedSummary:
     # ``part.calls``: decoding a thousand ranks' tables at once costs a fraction of one by one
     calls_ipc: bytes | None = None
     answers: dict[str, Any] = dc_field(default_factory=dict)  # route answers stored whole ("overview")
+    problem: str | None = None  # set when its stored calls turned out unreadable (decode_calls)
 
 
 def view_facts(profile: Profile) -> dict[str, bool]:
@@ -199,23 +201,24 @@ def loads_summary(data: bytes | memoryview) -> IndexedSummary:
     header, start = read_header(data)
     try:
         calls = _table_body(memoryview(data), start, header, _SUMMARY_CALLS)
-        info = header["profile"]
-        summary = header["summary"]
+        info, summary = _checked_header(header)
         out = IndexedSummary(
             run=info["run"],
             worker=info["worker"],
             span=info["span"],
             source=info["source"],
             meta=_meta_from_json(header["meta"]),
-            facts={k: bool(v) for k, v in summary["facts"].items()},
+            facts=dict(summary["facts"]),
             part=_part_from_json(summary["rank_part"], None),
-            answers=dict(summary.get("answers") or {}),
+            answers=dict(summary["answers"]),
         )
         if out.part is not None:
+            # the table's schema now (its rows are decoded with the job's other ranks: decode_calls)
+            index_schema.check_columns(_SUMMARY_CALLS, pa.ipc.open_stream(pa.py_buffer(calls)).schema)
             out.calls_ipc = bytes(calls)
     except IndexFormatError:
         raise
-    except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
+    except _FAULTS as e:
         raise IndexFormatError(f"unreadable index summary: {type(e).__name__}: {e}") from None
     if out.part is not None:  # analysis.distributed.summarize_worker finds it as on a Profile
         from torch_tb_profiler.analysis.distributed.job import RANK_PART_KEY
@@ -233,22 +236,53 @@ def decode_calls(summaries: list[IndexedSummary]) -> None:
     into one frame per summary (1024 2.x NCCL ranks: ~0.2 s, against ~2 s one by one)."""
     with _DECODE_LOCK:
         todo = [s for s in summaries if s.part is not None and s.part.calls is None]
-        if not todo:
-            return
-        tables = [pa.ipc.open_stream(pa.py_buffer(s.calls_ipc)).read_all() for s in todo]
+        tables: dict[int, pa.Table] = {}
+        for i, s in enumerate(todo):
+            try:
+                tables[i] = pa.ipc.open_stream(pa.py_buffer(s.calls_ipc)).read_all()
+            except _FAULTS as e:
+                _drop_part(s, e)
         groups: dict[bytes, list[int]] = {}
-        for i, table in enumerate(tables):
+        for i, table in tables.items():
             groups.setdefault(table.schema.serialize().to_pybytes(), []).append(i)
         for members in groups.values():
-            combined = pa.concat_tables([tables[i] for i in members]).unify_dictionaries().combine_chunks()
-            frame = _frame_from_table(combined)
-            at = 0
-            for i in members:
-                rows = tables[i].num_rows
-                # a view of the rows (the analysis never uses the index labels: it concatenates them)
-                todo[i].part.calls = frame.iloc[at : at + rows]
-                todo[i].calls_ipc = None
-                at += rows
+            try:
+                _decode_group([todo[i] for i in members], [tables[i] for i in members])
+            except (IndexFormatError, *_FAULTS):
+                # one bad rank never takes its job down: decode them one by one, dropping the bad ones
+                for i in members:
+                    try:
+                        _decode_group([todo[i]], [tables[i]])
+                    except (IndexFormatError, *_FAULTS) as e:
+                        _drop_part(todo[i], e)
+
+
+def _decode_group(members: list[IndexedSummary], tables: list[pa.Table]) -> None:
+    combined = pa.concat_tables(tables).unify_dictionaries().combine_chunks()
+    frame = _frame_from_table(combined, _SUMMARY_CALLS)
+    at = 0
+    parts = []
+    for s, table in zip(members, tables, strict=True):
+        rows = table.num_rows
+        # a view of the rows (the analysis never uses the index labels: it concatenates them)
+        calls = frame.iloc[at : at + rows]
+        index_schema.check_calls(calls, len(s.part.steps))
+        parts.append(calls)
+        at += rows
+    for s, calls in zip(members, parts, strict=True):
+        s.part.calls = calls
+        s.calls_ipc = None
+
+
+def _drop_part(summary: IndexedSummary, why: Exception) -> None:
+    """A summary whose calls do not decode: its rank is left out of job views, with a warning."""
+    from torch_tb_profiler.analysis.distributed.job import RANK_PART_KEY
+
+    log.warning("index summary of %s: collective calls unreadable (%s); rank left out", summary.source, why)
+    summary.part = None
+    summary.calls_ipc = None
+    summary.cache.pop(RANK_PART_KEY, None)
+    summary.problem = f"its index's collective calls are unreadable ({why}); the rank is left out of the job"
 
 
 def _table_body(view: memoryview, start: int, header: dict[str, Any], name: str) -> memoryview:
@@ -262,7 +296,7 @@ def _table_body(view: memoryview, start: int, header: dict[str, Any], name: str)
 
 
 def _read_table(view: memoryview, start: int, header: dict[str, Any], name: str) -> pd.DataFrame:
-    return _table_from_bytes(_table_body(view, start, header, name))
+    return _table_from_bytes(_table_body(view, start, header, name), name)
 
 
 def loads(data: bytes | memoryview) -> Profile:
@@ -276,16 +310,17 @@ def loads(data: bytes | memoryview) -> Profile:
         )
     frames: dict[str, pd.DataFrame] = {}
     try:
+        info, summary = _checked_header(header)
         for name in _TABLES:
             frames[name] = _read_table(view, start, header, name)
-        info = header["profile"]
+        index_schema.check_tables(frames)
         meta = _meta_from_json(header["meta"])
-        part = _part_from_json(
-            header["summary"]["rank_part"], _read_table(view, start, header, _SUMMARY_CALLS)
-        )
+        part = _part_from_json(summary["rank_part"], _read_table(view, start, header, _SUMMARY_CALLS))
+        if part is not None:
+            index_schema.check_calls(part.calls, len(part.steps))
     except IndexFormatError:
         raise
-    except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
+    except _FAULTS as e:
         raise IndexFormatError(f"unreadable index: {type(e).__name__}: {e}") from None
     profile = Profile(
         run=info["run"], worker=info["worker"], span=info["span"], source=info["source"], meta=meta, **frames
@@ -297,12 +332,47 @@ def loads(data: bytes | memoryview) -> Profile:
     if header.get("timeline"):
         try:
             stored = {name: _read_table(view, start, header, name) for name in index_timeline.TABLES}
+            index_timeline.check(header["timeline"], stored, profile)
             profile.cache[INDEX_KEY] = index_timeline.from_parts(header["timeline"], stored)
         except IndexFormatError:
             raise
-        except (KeyError, IndexError, TypeError, ValueError, pa.ArrowException) as e:
+        except _FAULTS as e:
             raise IndexFormatError(f"unreadable timeline index: {type(e).__name__}: {e}") from None
     return profile
+
+
+def _checked_header(header: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The header's profile names and summary, every field of the stored type (index_schema.py)."""
+    expect(header, {"profile": index_schema.PROFILE, "meta": index_schema.META, "summary": {}}, "header")
+    summary = header["summary"]
+    expect(summary, {"facts": index_schema.FACTS, "rank_part": "json", "answers": {}}, "summary")
+    if summary["rank_part"] is not None:
+        expect(summary["rank_part"], index_schema.RANK_PART, "summary rank part")
+    _check_answers(summary["answers"])
+    return header["profile"], summary
+
+
+_reference: dict[str, Any] = {}
+
+
+def _check_answers(answers: dict[str, Any]) -> None:
+    """Stored answers are only those this code stores, in the shape it computes them."""
+    from torch_tb_profiler.analysis.overview.page import page
+
+    for name, answer in answers.items():
+        if name != "overview":
+            raise IndexFormatError(f"summary: unknown stored answer {name!r}")
+        if "overview" not in _reference:  # the shape of the answer, from the profile of an empty trace
+            _reference["overview"] = page(_empty_profile())
+        if not index_schema.conforms(answer, _reference["overview"]):
+            raise IndexFormatError("summary: the stored overview answer lacks fields or has others' types")
+
+
+def _empty_profile() -> Profile:
+    from torch_tb_profiler.model.build import profile_from_tables
+    from torch_tb_profiler.trace.tables import build_tables
+
+    return profile_from_tables(build_tables([]), {}, [], 0, "", "", "", "")
 
 
 # ---- summary -----------------------------------------------------------------------------------------
@@ -403,16 +473,24 @@ def _column_to_arrow(table: str, column: str, series: pd.Series) -> pa.Array:
     raise IndexFormatError(f"table {table}: column {column} has dtype {dtype}, which the index cannot hold")
 
 
-def _table_from_bytes(body: memoryview) -> pd.DataFrame:
-    return _frame_from_table(pa.ipc.open_stream(pa.py_buffer(body)).read_all())
+def _table_from_bytes(body: memoryview, name: str) -> pd.DataFrame:
+    reader = pa.ipc.open_stream(pa.py_buffer(body))
+    index_schema.check_columns(name, reader.schema)  # its names, before any row is decompressed
+    return _frame_from_table(reader.read_all(), name)
 
 
-def _frame_from_table(table: pa.Table) -> pd.DataFrame:
+def _frame_from_table(table: pa.Table, name: str) -> pd.DataFrame:
+    """A stored table as a parse makes it: its columns and dtypes from index_schema, never from the file."""
+    rows = len(table)
+    index_schema.check_columns(name, table.schema, rows)
     columns: dict[str, Any] = {}
     for field, chunked in zip(table.schema, table.columns, strict=True):
-        dtype = (field.metadata or {}).get(_DTYPE_KEY, b"").decode()
-        columns[field.name] = _column_from_arrow(chunked, dtype, len(table))
-    return pd.DataFrame(columns, index=pd.RangeIndex(len(table)), columns=list(table.column_names))
+        stored = (field.metadata or {}).get(_DTYPE_KEY, b"").decode(errors="replace")
+        dtype = index_schema.read_dtype(name, field.name, stored, rows)
+        if not pa.types.is_dictionary(chunked.type):
+            index_schema.check_numbers(name, field.name, chunked)
+        columns[field.name] = _column_from_arrow(chunked, dtype, rows)
+    return pd.DataFrame(columns, index=pd.RangeIndex(rows), columns=list(table.column_names))
 
 
 def _column_from_arrow(chunked: pa.ChunkedArray, dtype: str, rows: int) -> Any:
@@ -423,6 +501,8 @@ def _column_from_arrow(chunked: pa.ChunkedArray, dtype: str, rows: int) -> Any:
         for chunk in chunked.chunks:
             strings = chunk.dictionary.to_numpy(zero_copy_only=False).astype(object)
             codes = chunk.indices.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.intp)
+            if codes.size and (codes.max() >= len(strings) or codes.min() < -1):
+                raise IndexFormatError("a dictionary code is out of range")
             part = (
                 strings.take(np.maximum(codes, 0))
                 if len(strings)
@@ -432,9 +512,10 @@ def _column_from_arrow(chunked: pa.ChunkedArray, dtype: str, rows: int) -> Any:
             values[at : at + len(part)] = part
             at += len(part)
         return pd.Series(values, dtype=dtype or object, copy=False)
-    array = chunked.to_numpy()
-    out = np.array(array, copy=True)  # writable, like a freshly parsed column
-    return out.astype(dtype, copy=False) if dtype else out
+    if rows == 0:
+        return pd.Series([], dtype=dtype)
+    out = np.array(chunked.to_numpy(), copy=True)  # writable, like a freshly parsed column
+    return out.astype(dtype, copy=False)
 
 
 # ---- meta --------------------------------------------------------------------------------------------

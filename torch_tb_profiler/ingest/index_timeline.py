@@ -52,6 +52,14 @@ def to_parts(profile: Profile) -> tuple[dict[str, Any], dict[str, pd.DataFrame]]
     return header, tables
 
 
+def check(header: Any, tables: dict[str, pd.DataFrame], profile: Profile) -> None:
+    """The stored index belongs to the profile read with it: rows within its tables (index_schema)."""
+    from torch_tb_profiler.ingest import index_schema
+
+    sizes = {k: len(getattr(profile, tl.TABLES[k])) for k in tl.KINDS}
+    index_schema.check_timeline(header, tables, sizes, tl.KINDS)
+
+
 def from_parts(header: dict[str, Any], tables: dict[str, pd.DataFrame]) -> tl.TimelineIndex:
     """The index stored by ``to_parts`` (KeyError/ValueError/TypeError on a malformed one)."""
     events_table = tables[EVENTS]

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from torch_tb_profiler.ingest.budget import Resident
+from torch_tb_profiler.ingest.budget import Resident, limit_arenas
 from torch_tb_profiler.ingest.capture_profiles import CaptureProfiles
 from torch_tb_profiler.ingest.captures import capture_sources
 from torch_tb_profiler.ingest.discovery import Scanner, TraceFile
@@ -29,7 +29,7 @@ from torch_tb_profiler.ingest.pool import ParserPool
 from torch_tb_profiler.ingest.private_dir import fingerprint
 from torch_tb_profiler.ingest.residency import Residency
 from torch_tb_profiler.ingest.run_queries import RunQueries
-from torch_tb_profiler.ingest.run_state import Facts, FileState
+from torch_tb_profiler.ingest.run_state import Facts, FileState, RunTree
 from torch_tb_profiler.ingest.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.trace.decode import TraceDecodeError
@@ -44,6 +44,9 @@ log = logging.getLogger(__name__)
 DEFAULT_INTERVAL_S = 5.0
 # keys of Profile.cache: the fingerprint (private_dir.fingerprint) and local path of the file it was parsed from
 SOURCE_FINGERPRINT, SOURCE_LOCAL = "source.fingerprint", "source.local"
+SCAN_STALL_S = float(
+    os.environ.get("TORCH_PROFILER_SCAN_STALL_S", "") or 30.0
+)  # a listing this slow is reported
 
 
 class RunStore(Residency, RunQueries):
@@ -65,6 +68,8 @@ class RunStore(Residency, RunQueries):
         self.logdir = logdir
         # full profiles kept in memory, least recently used dropped past the budget (budget.py; None: all)
         self.resident = Resident(memory_budget)
+        if memory_budget is not None:
+            limit_arenas()
         self.index = index  # persisted index: read before parsing, written after (None: never)
         # called on the loading thread with each profile read from the index, once it is ready (the
         # plugin computes its overview there: a re-opened logdir answers its first request at once)
@@ -87,10 +92,17 @@ class RunStore(Residency, RunQueries):
         self._summaries: dict[str, IndexedSummary] = {}
         self._reloading: dict[str, cf.Future[Profile]] = {}  # by path: an evicted profile being read again
         self._background = threading.local()  # set on a thread doing work ahead of the user (warmup.py)
+        # profiles held by requests in flight (residency.serving): path -> [profile, holders]; they count
+        # against the budget until released, are never dropped meanwhile, and are shared, not read again
+        self._held: dict[str, list[Any]] = {}
+        self._room = threading.Condition(self._lock)  # notified when a held profile is released
+        self._seen_nbytes: dict[str, int] = {}  # each file's last estimated size (to make room before a read)
+        self._serving = threading.local()  # the paths the current request holds
         # by path: small answers (the overview) kept while the full profile is evicted, until the file changes
         self._answers: dict[str, dict[str, Any]] = {}
         self._opening: dict[str, cf.Future[Profile]] = {}  # by path: whole reads after a summary (_load)
         self._index: dict[tuple[str, str, str], str] = {}  # (run, worker, span) -> path
+        self._tree = RunTree()  # the same keys by run and worker, for the routes (linear in files)
         self._scanned = threading.Event()
         self._stop = threading.Event()
         self._idle = threading.Condition(self._lock)
@@ -104,6 +116,10 @@ class RunStore(Residency, RunQueries):
             max_workers=max(2, workers), thread_name_prefix="profiler-fetch"
         )
         self._thread: threading.Thread | None = None
+        # the listing runs on its own thread so that a stalled one is reported (scan_error) within
+        # SCAN_STALL_S while it goes on (the backends' timeouts end it: cloud_fs.remote_timeouts)
+        self._lister = cf.ThreadPoolExecutor(max_workers=1, thread_name_prefix="profiler-list")
+        self._listing: cf.Future[Any] | None = None
 
     # ---- lifecycle -------------------------------------------------------------------------------
     def _recycle_pool(self, loads_left: int = 0) -> None:
@@ -126,6 +142,7 @@ class RunStore(Residency, RunQueries):
         progress cannot hold up the interpreter's exit (it joins executors' workers)."""
         self._stop.set()
         self._dispatch.shutdown(wait=False, cancel_futures=True)
+        self._lister.shutdown(wait=False, cancel_futures=True)
         self.pool.close(terminate)
 
     def _loop(self) -> None:
@@ -167,7 +184,21 @@ class RunStore(Residency, RunQueries):
         scanner = self._ensure_scanner()
         if scanner is None:
             return
-        result = scanner.scan()
+        if self._listing is None:
+            self._listing = self._lister.submit(scanner.scan)
+        try:
+            result = self._listing.result(timeout=SCAN_STALL_S)
+        except cf.TimeoutError:  # still listing: say so, look again on the next round
+            with self._lock:
+                self._scan_error = (
+                    f"listing {self.logdir} has not answered for {SCAN_STALL_S:.0f} s (a stalled or "
+                    "unreachable endpoint?); still trying, what was loaded is kept"
+                )
+            self._scanned.set()
+            return
+        finally:
+            if self._listing is not None and self._listing.done():
+                self._listing = None
         with self._lock:
             self._scan_error = result.error
             self._scan_warnings = result.warnings
@@ -181,6 +212,7 @@ class RunStore(Residency, RunQueries):
                     del self._files[path]
                     self._drop(path)
             self._index = {f.key: f.info.path for f in result.files}
+            self._tree = RunTree.of(self._index)
             for path, f in present.items():
                 state = self._files.get(path)
                 signature = (
@@ -293,7 +325,7 @@ class RunStore(Residency, RunQueries):
             return False
         with self._lock:
             run = f.key[0]
-            opening = f.key == min(k for k in self._index if k[0] == run)
+            opening = f.key == self._tree.first_key(run)
         try:
             lookup = self.index.load_summary(self.location, f.info, f.captures)
         except Exception as e:  # the index is an optimisation: never let it cost the file
@@ -339,7 +371,7 @@ class RunStore(Residency, RunQueries):
             if indexed is not None:
                 outcome: Profile | str = indexed
             else:
-                local = local_copy(self.location, f.info)
+                local = self._fetch(f)
                 identity = fingerprint(local)  # before parsing: a later change shows as a mismatch
                 sources, notes = capture_sources(self.location, f.captures) if f.captures else ([], [])
                 outcome = self._parse(local, sources)
@@ -355,6 +387,19 @@ class RunStore(Residency, RunQueries):
         except Exception as e:  # a broken pool
             outcome = f"{type(e).__name__}: {e}"
         return outcome, index_note, indexed is not None, fetch_failed
+
+    def _fetch(self, f: TraceFile) -> str:
+        """The file's local copy; while a remote download runs, its start is on the file's state so that
+        the runs answer reports one that stalls (run_state.file_notes)."""
+        assert self.location is not None
+        state = self._files.get(f.info.path)
+        if state is not None and not self.location.is_local:
+            state.fetching_since = time.monotonic()
+        try:
+            return local_copy(self.location, f.info)
+        finally:
+            if state is not None:
+                state.fetching_since = None
 
     def _from_index(self, f: TraceFile) -> tuple[Profile | None, str | None]:
         """The file's current index, if any, and a warning when an existing one was unusable (its key

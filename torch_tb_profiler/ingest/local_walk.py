@@ -24,6 +24,15 @@ class LocalFile:
     size: int
     mtime: float
     problem: str = ""  # why it is not read ("" for a regular file)
+    version: str = ""  # local_version: changes with every write, even one that keeps size and mtime
+
+
+def local_version(st: os.stat_result) -> str:
+    """A local file's version beyond size and mtime: its inode and status-change time. Any write (or
+    replacement) sets the ctime to now and no tool can set it back (``cp -p``, ``rsync -t`` and ``touch -d``
+    keep the mtime, not the ctime), so a rewrite that keeps size and mtime still changes this. On
+    Windows ``st_ctime`` is the creation time: there only a replaced file is noticed this way."""
+    return f"{st.st_ino:x}-{st.st_ctime_ns:x}"
 
 
 @dataclass
@@ -74,7 +83,7 @@ def walk_local(root: str) -> Listing:
                     seen[key] = _rel(root, entry.path)
                     subdirs.append((entry.path, depth + 1))
             elif stat.S_ISREG(st.st_mode):
-                out.files.append(LocalFile(entry.path, st.st_size, st.st_mtime))
+                out.files.append(LocalFile(entry.path, st.st_size, st.st_mtime, version=local_version(st)))
             else:
                 kind = _kind(st.st_mode)
                 out.files.append(LocalFile(entry.path, 0, 0.0, f"{kind}, not a regular file: not read"))

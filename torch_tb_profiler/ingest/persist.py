@@ -23,11 +23,12 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from torch_tb_profiler.ingest import cloud_cache
+from torch_tb_profiler.ingest import cloud_cache, private_dir
 from torch_tb_profiler.ingest.storage import FileInfo, Location, StorageError, resolve
 from torch_tb_profiler.model import Profile
+from torch_tb_profiler.trace.decode import TraceDecodeError, open_regular
 
 log = logging.getLogger(__name__)
 
@@ -88,9 +89,12 @@ class SummaryLookup:
 class IndexStore:
     """Index files under one location."""
 
-    def __init__(self, loc: Location, max_bytes: int | None = None) -> None:
+    def __init__(self, loc: Location, max_bytes: int | None = None, private: bool = False) -> None:
         self.loc = loc
         self.max_bytes = max_bytes if loc.is_local else None
+        # the per-user default folder: only index files this user wrote are read (docs/security.md); a
+        # folder named by the user (shared on purpose) is trusted as much as the traces beside it
+        self.private = private and loc.is_local
 
     @property
     def url(self) -> str:
@@ -170,7 +174,7 @@ class IndexStore:
     ) -> bytes:
         fs = self.loc.fs
         if self.loc.is_local:
-            with open(path, "rb") as f:
+            with self._open_local(path) as f:
                 prefix = f.read(16)
                 need = fmt.header_size(prefix)
                 head = prefix + f.read(need - len(prefix))
@@ -207,6 +211,18 @@ class IndexStore:
             return head + fs.cat_file(path, start=need, end=fmt.summary_size(header, body_start))
         return fs.cat_file(path)
 
+    def _open_local(self, path: str) -> BinaryIO:
+        """An index file opened like a trace: non-blocking, regular files only (a FIFO never blocks a
+        reader); in the private default folder, only files owned by this user."""
+        try:
+            f = open_regular(path)
+        except TraceDecodeError as e:
+            raise fmt_error()(str(e)) from None
+        if self.private and not private_dir.owned_fd(f.fileno()):
+            f.close()
+            raise fmt_error()("not written by this user; index files of others are not read")
+        return f
+
     @staticmethod
     def _check(header: dict[str, Any], ident: dict[str, Any], fmt: Any) -> None:
         if header.get("model_version") != fmt.MODEL_VERSION:
@@ -240,6 +256,12 @@ class IndexStore:
 
 class _Stale(Exception):
     pass
+
+
+def fmt_error() -> type[Exception]:
+    from torch_tb_profiler.ingest.index_format import IndexFormatError  # pyarrow: only with an index
+
+    return IndexFormatError
 
 
 def _is_missing(exc: Exception) -> bool:
@@ -322,16 +344,16 @@ def open_store(url: str | None = None) -> IndexStore | None:
     except ImportError:
         raise IndexUnavailable("the persisted index needs pyarrow (pip install pyarrow)") from None
     if url is None:
-        target = str(default_dir())
-        with contextlib.suppress(OSError):  # per user and private, like the other caches (docs/security.md)
-            Path(target).mkdir(mode=0o700, parents=True, exist_ok=True)
+        # per user, 0700, owned by us, like the trace cache: a folder someone else made (or left open) is
+        # not used, a private temporary one is (private_dir.py, docs/security.md)
+        target = str(private_dir.private_dir(default_dir(), "index"))
     else:
         target = url
     try:
         loc = resolve(target)
     except StorageError as e:
         raise IndexUnavailable(f"index location {target}: {e}") from None
-    return IndexStore(loc, max_bytes() if loc.is_local else None)
+    return IndexStore(loc, max_bytes() if loc.is_local else None, private=url is None)
 
 
 def read_current(loc: Location, info: FileInfo, captures: tuple[FileInfo, ...] = ()) -> Profile | None:

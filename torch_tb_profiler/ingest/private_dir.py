@@ -72,6 +72,12 @@ def is_ours(path: Path) -> bool:
     return stat.S_ISREG(st.st_mode) and _owned(st)
 
 
+def owned_fd(fd: int) -> bool:
+    """An open file is a regular file owned by this user (checked on the descriptor: no race)."""
+    st = os.fstat(fd)
+    return stat.S_ISREG(st.st_mode) and _owned(st)
+
+
 def _owned(st: os.stat_result) -> bool:
     return not hasattr(os, "getuid") or st.st_uid == os.getuid()
 

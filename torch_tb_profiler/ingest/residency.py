@@ -8,6 +8,7 @@ import concurrent.futures as cf
 import contextlib
 import logging
 import posixpath
+import time
 from collections.abc import Iterator
 
 from torch_tb_profiler.ingest.budget import profile_nbytes, release_freed_memory
@@ -17,6 +18,9 @@ from torch_tb_profiler.ingest.run_state import StoreState
 from torch_tb_profiler.model import Profile
 
 log = logging.getLogger(__name__)
+
+READ_PEAK_FACTOR = 2  # reading a profile (the index's bytes, Arrow buffers, the frames) vs. keeping it
+ADMISSION_WAIT_S = 30.0  # the longest a request waits for room in the budget before reading anyway
 
 
 class Residency(StoreState):
@@ -37,8 +41,14 @@ class Residency(StoreState):
         it answers; the next request reads it again. ``loaded``: just loaded by the scan, not asked
         for: it ranks as the least recently used, so loading never evicts a profile a user opened (it
         is dropped itself when there is no room)."""
-        self.resident.touch(path, profile_nbytes(profile), recent=not loaded)
-        dropped = self.resident.over_budget()
+        nbytes = profile_nbytes(profile)
+        self.resident.touch(path, nbytes, recent=not loaded)
+        with self._lock:
+            self._seen_nbytes[path] = nbytes
+            pinned = set(self._held)
+        self._evict(self.resident.over_budget(pinned))
+
+    def _evict(self, dropped: list[str]) -> None:
         if not dropped:
             return
         with self._lock:
@@ -49,6 +59,89 @@ class Residency(StoreState):
         gone.clear()  # the last references (unless a request still uses one): freed here
         release_freed_memory()
         log.info("memory budget: dropped %d profile(s) (%s)", len(dropped), ", ".join(dropped))
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[None]:
+        """One request (plugin.wsgi_app): the profiles it gets are held until it has answered. Under a
+        budget, requests in flight may hold distinct profiles only as far as their sizes (with the
+        caches they had grown, as last estimated) fit the budget: a request for another one waits (at
+        most ADMISSION_WAIT_S) until others are released, so memory is bounded however many clients ask
+        at once. A held profile is never dropped (that would free nothing while it is used) and a request
+        for an evicted profile another request still holds gets that one, never a second copy."""
+        outer = getattr(self._serving, "paths", None)
+        self._serving.paths = [] if outer is None else outer
+        try:
+            yield
+        finally:
+            if outer is None:
+                paths, self._serving.paths = self._serving.paths, None
+                self._release(paths)
+
+    def _admit(self, path: str) -> None:
+        """Reserve ``path`` for this request (call without the lock); waits for room as ``serving`` says."""
+        mine = getattr(self._serving, "paths", None)
+        if mine is None or path in mine:
+            return
+        budget = self.resident.budget
+        deadline = time.monotonic() + ADMISSION_WAIT_S
+        with self._room:
+            while budget is not None:
+                others = [p for p in self._held if p not in mine]
+                if path in self._held or not others:
+                    break
+                guess = max(self._seen_nbytes.values(), default=0)  # a file never read yet: the largest
+                need = self._seen_nbytes.get(path, guess)
+                if path not in self._profiles:  # to be read again: reading peaks at about twice its size
+                    need *= READ_PEAK_FACTOR
+                if sum(self._seen_nbytes.get(p, guess) for p in others) + need <= budget:
+                    break
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    log.info("memory budget: %s admitted after %.0f s without room", path, ADMISSION_WAIT_S)
+                    break
+                self._room.wait(min(left, 1.0))
+            held = self._held.setdefault(path, [None, 0])
+            held[1] += 1
+            mine.append(path)
+
+    def _hold(self, path: str, profile: Profile) -> None:
+        """Call with the lock held: the profile a reservation (``_admit``) stands for."""
+        held = self._held.get(path)
+        if held is not None and held[0] is None:
+            held[0] = profile
+
+    def _release(self, paths: list[str]) -> None:
+        if not paths:
+            return
+        freed = False
+        with self._lock:
+            for path in paths:
+                held = self._held.get(path)
+                if held is not None:
+                    held[1] -= 1
+                    if held[1] <= 0:
+                        del self._held[path]
+                        freed = freed or path not in self._profiles  # dropped while held: gone now
+            self._room.notify_all()
+            pinned = set(self._held)
+        self._evict(self.resident.over_budget(pinned))  # what was kept over budget for them goes now
+        if freed:
+            release_freed_memory()
+
+    def under_pressure(self) -> bool:
+        """A budget that has had to drop profiles: work ahead of the user (warmup.py) waits then."""
+        with self._lock:
+            return self.resident.budget is not None and any(s.evictions for s in self._files.values())
+
+    def _make_room(self, path: str) -> None:
+        """Before reading an evicted profile again under a budget: drop profiles no request holds, to
+        fit it (its last estimated size)."""
+        if self.resident.budget is None:
+            return
+        with self._lock:
+            need = self._seen_nbytes.get(path, 0)
+            pinned = set(self._held)
+        self._evict(self.resident.over_budget(pinned, extra=need))
 
     @contextlib.contextmanager
     def in_background(self) -> Iterator[None]:
@@ -68,8 +161,13 @@ class Residency(StoreState):
         not marked used, so a pass over the job does not evict the worker the user is looking at."""
         background = self.resident.budget is not None and getattr(self._background, "on", False)
         keep = (keep and not background) or self.resident.budget is None
+        if keep:
+            self._admit(path)
         with self._lock:
             profile = self._profiles.get(path)
+            shared = self._held.get(path, [None])[0] if keep else None
+            if profile is None and shared is not None:  # evicted while a request holds it: share it
+                profile = self._profiles[path] = shared
             state = self._files.get(path)
             if profile is None and background:
                 raise NotFound(f"{display(posixpath.basename(path))} is evicted: not read again ahead of use")
@@ -83,6 +181,8 @@ class Residency(StoreState):
                 f, generation = state.file, state.generation
         if profile is not None:
             if keep:
+                with self._lock:
+                    self._hold(path, profile)
                 self._used(path, profile)
             return profile
         assert pending is not None
@@ -90,10 +190,14 @@ class Residency(StoreState):
             profile = pending.result()
             with self._lock:
                 kept = self._profiles.get(path) is profile
+                if keep and kept:
+                    self._hold(path, profile)
             if keep and kept:
                 self._used(path, profile)
             return profile
         try:
+            if keep:
+                self._make_room(path)
             outcome, note, from_index, _failed = self._read(f)
             if isinstance(outcome, str):
                 raise NotFound(f"{display(posixpath.basename(path))} could not be read again: {outcome}")
@@ -105,6 +209,7 @@ class Residency(StoreState):
                 outcome.source = path
                 if state is not None and state.generation == generation and keep:
                     self._profiles[path] = outcome
+                    self._hold(path, outcome)
                     if note:  # its index's tables were unreadable (the summary was fine): parsed instead
                         state.warnings.append(note)
                     state.from_index = state.from_index and from_index

@@ -4,18 +4,32 @@ members of a job, kept answers. All answer from a consistent snapshot, without w
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import dataclasses
 import posixpath
 from typing import TYPE_CHECKING, Any
 
+import msgspec
+
 from torch_tb_profiler.ingest.errors import Ambiguous, NotFound
 from torch_tb_profiler.ingest.names import display
-from torch_tb_profiler.ingest.run_state import Facts, FileState, StoreState, run_summary
+from torch_tb_profiler.ingest.run_state import (
+    Facts,
+    FileState,
+    StoreState,
+    file_entry,
+    file_notes,
+    run_head,
+    run_summary,
+)
 from torch_tb_profiler.model import Profile
 
 if TYPE_CHECKING:
     from torch_tb_profiler.ingest.index_format import IndexedSummary
+
+
+_encode = msgspec.json.Encoder(enc_hook=str).encode  # sizes the runs answer's pages
 
 
 class RunQueries(StoreState):
@@ -23,17 +37,63 @@ class RunQueries(StoreState):
     file's full profile, read again when evicted."""
 
     def runs(self) -> list[dict[str, Any]]:
+        """Every run with every file (for tests and the CLI; the route pages it: ``runs_page``)."""
         with self._lock:
-            by_run: dict[str, list[FileState]] = {}
+            if self.location is None:  # the logdir could not be resolved: no run (scan_error says why)
+                return []
             sizes = self.resident.sizes()
-            for state in self._files.values():
-                by_run.setdefault(state.file.run, []).append(state)
-            out = []
-            for name in sorted(by_run):
-                states = sorted(by_run[name], key=lambda s: (s.file.worker, int(s.file.span)))
-                assert self.location is not None
-                out.append(run_summary(name, states, self.location, self._memory_state, sizes, self._facts))
-            return out
+            return [
+                run_summary(name, self._states(name), self.location, self._memory_state, sizes, self._facts)
+                for name in self._tree.runs
+            ]
+
+    def runs_page(self, offset: int, max_bytes: int) -> tuple[list[dict[str, Any]], int | None, int]:
+        """The runs answer's page of files from the ``offset``-th (runs by name, files by worker and span):
+        as many as fit in ``max_bytes`` of JSON (at least one). Each run with a file in the page is listed
+        with its own fields (``run_head``) and the page's files, errors and warnings (``files_offset``:
+        the first one's place in the run). Costs the page's files and its runs' sizes, not the logdir's.
+        Returns (runs, next offset or None, files in the logdir)."""
+        with self._lock:
+            if self.location is None:
+                return [], None, 0
+            tree, sizes = self._tree, self.resident.sizes()
+            out: list[dict[str, Any]] = []
+            used = 0
+            at = max(0, bisect.bisect_right(tree.starts, offset) - 1)
+            for name in tree.names[at:]:
+                states = self._states(name)
+                first = max(0, offset - tree.starts[at])
+                page = run_head(name, states, self._facts)
+                page["files_offset"] = first
+                files, errors, warnings = page["files"], page["errors"], page["warnings"] = [], [], []
+                used += len(_encode(page)) + 16
+                for s in states[first:]:
+                    entry, (errs, warns) = (
+                        file_entry(s, self.location, self._memory_state, sizes),
+                        file_notes(s, self.location),
+                    )
+                    cost = len(_encode(entry)) + sum(len(_encode(n)) + 1 for n in (*errs, *warns)) + 1
+                    if used + cost > max_bytes and (out or files):
+                        break
+                    used += cost
+                    files.append(entry)
+                    errors += errs
+                    warnings += warns
+                if files:
+                    out.append(page)
+                if first + len(files) < len(states):
+                    return out, tree.starts[at] + first + len(files), tree.count
+                at += 1
+            return out, None, tree.count
+
+    def _states(self, run: str) -> list[FileState]:
+        """The run's files by worker and span."""
+        return [
+            self._files[path]
+            for worker in self._tree.runs.get(run, {})
+            for _span, path in self._tree.runs[run][worker]
+            if path in self._files
+        ]
 
     def _memory_state(self, state: FileState) -> str | None:
         """'resident', 'summary' (only its index summary was read: the full profile is read when a view of
@@ -70,13 +130,21 @@ class RunQueries(StoreState):
         with self._lock:
             return sorted({s.file.run for s in self._files.values()})
 
+    def loading(self) -> bool:
+        """Some file of the logdir is not finished (waiting or loading)."""
+        with self._lock:
+            return any(s.status not in ("ready", "error") for s in self._files.values())
+
+    def profile_count(self) -> int:
+        """How many (run, worker, span) profiles the logdir holds."""
+        with self._lock:
+            return self._tree.count
+
     def profiles_of_run(self, run: str) -> list[Profile]:
         """Every loaded profile of the run (evicted ones read again: for tests and the CLI, not routes)."""
         with self._lock:
             self._require_run(run)
-            paths = [
-                path for (r, _w, _s), path in sorted(self._index.items()) if r == run and path in self._facts
-            ]
+            paths = [path for _w, _s, path in self._tree.paths(run) if path in self._facts]
         out = []
         for path in paths:
             with contextlib.suppress(NotFound):
@@ -89,19 +157,19 @@ class RunQueries(StoreState):
             self._require_run(run)
             return [
                 dataclasses.replace(fact, worker=w) if fact.worker != w else fact
-                for (r, w, _s), path in sorted(self._index.items())
-                if r == run and (fact := self._facts.get(path))
+                for w, _s, path in self._tree.paths(run)
+                if (fact := self._facts.get(path))
             ]
 
     def workers(self, run: str) -> list[str]:
         with self._lock:
             self._require_run(run)
-            return sorted({w for (r, w, _s) in self._index if r == run})
+            return list(self._tree.runs[run])
 
     def spans(self, run: str, worker: str) -> list[str]:
         with self._lock:
             self._require_run(run)
-            spans = sorted((s for (r, w, s) in self._index if r == run and w == worker), key=int)
+            spans = [s for s, _p in self._tree.runs[run].get(worker, ())]
             if not spans:
                 raise NotFound(f"run '{run}' has no worker '{worker}'")
             return spans
@@ -200,5 +268,5 @@ class RunQueries(StoreState):
         return out
 
     def _require_run(self, run: str) -> None:
-        if not any(r == run for (r, _w, _s) in self._index):
+        if run not in self._tree.runs:
             raise NotFound(f"no run named '{run}'")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import posixpath
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ class FileState:
     generation: int = 0
     from_index: bool = False  # the profile was read from the persisted index (persist.py), not parsed
     evictions: int = 0  # times its full profile was dropped to keep within the memory budget
+    fetching_since: float | None = None  # time.monotonic() when its remote download started (None: none)
 
 
 @dataclass(frozen=True)
@@ -74,23 +76,19 @@ def run_summary(
     sizes: dict[str, int],
     facts: dict[str, Facts] | None = None,
 ) -> dict[str, Any]:
+    """A run's entry of the runs answer with every file (``run_head`` + ``file_entry``/``file_notes``)."""
+    entry = run_head(name, states, facts)
+    entry["files"] = [file_entry(s, loc, memory, sizes) for s in states]
+    notes = [file_notes(s, loc) for s in states]
+    entry["errors"] = [e for errors, _w in notes for e in errors]
+    entry["warnings"] = [w for _e, warnings in notes for w in warnings]
+    return entry
+
+
+def run_head(name: str, states: list[FileState], facts: dict[str, Facts] | None = None) -> dict[str, Any]:
+    """A run's own fields: its state, progress over all its files, its capture traces."""
     total = len(states)
     done = [s for s in states if s.status in ("ready", "error")]
-    errors = [
-        {
-            "file": _shown(loc, s.file.info.path),
-            "worker": s.file.worker,
-            "span": s.file.span,
-            "message": s.error,
-        }
-        for s in states
-        if s.status == "error"
-    ]
-    warnings = [
-        {"file": _shown(loc, s.file.info.path), "worker": s.file.worker, "span": s.file.span, "message": w}
-        for s in states
-        for w in s.warnings
-    ]
     ready = sum(1 for s in states if s.status == "ready")
     if len(done) < total:
         state = "loading"
@@ -107,24 +105,57 @@ def run_summary(
             "bytes_done": sum(s.file.info.size for s in done),
             "bytes_total": sum(s.file.info.size for s in states),
         },
-        "files": [
-            {
-                "file": _shown(loc, s.file.info.path),
-                "worker": s.file.worker,
-                "span": s.file.span,
-                "size": s.file.info.size,
-                "status": s.status,
-                "from_index": s.from_index,
-                "memory": memory(s),
-                "memory_bytes": sizes.get(s.file.info.path),  # estimated bytes while resident
-                "evictions": s.evictions,
-            }
-            for s in states
-        ],
-        "errors": errors,
-        "warnings": warnings,
         "captures": _captures(states, facts or {}),
     }
+
+
+def file_entry(
+    s: FileState, loc: Location, memory: Callable[[FileState], str | None], sizes: dict[str, int]
+) -> dict[str, Any]:
+    return {
+        "file": _shown(loc, s.file.info.path),
+        "worker": s.file.worker,
+        "span": s.file.span,
+        "size": s.file.info.size,
+        "status": s.status,
+        "from_index": s.from_index,
+        "memory": memory(s),
+        "memory_bytes": sizes.get(s.file.info.path),  # estimated bytes while resident
+        "evictions": s.evictions,
+    }
+
+
+def file_notes(s: FileState, loc: Location) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The file's entries in its run's errors and warnings."""
+    where = {"file": _shown(loc, s.file.info.path), "worker": s.file.worker, "span": s.file.span}
+    errors = [{**where, "message": s.error}] if s.status == "error" else []
+    warnings = [{**where, "message": w} for w in bounded_messages(s.warnings)]
+    since = s.fetching_since
+    if s.status == "loading" and since is not None and time.monotonic() - since >= FETCH_STALL_S:
+        waited = time.monotonic() - since
+        warnings.append(
+            {
+                **where,
+                "message": f"downloading it has not finished after {waited:.0f} s (a stalled endpoint?)",
+            }
+        )
+    return errors, warnings
+
+
+FETCH_STALL_S = 30.0  # a download running this long is reported on its file
+MAX_FILE_WARNINGS = 50  # warnings listed per file in runs (the rest counted): an answer stays bounded
+MAX_MESSAGE_CHARS = 4000
+
+
+def bounded_messages(messages: list[str]) -> list[str]:
+    """At most MAX_FILE_WARNINGS messages of at most MAX_MESSAGE_CHARS each, and how many were left out."""
+    out = [
+        m if len(m) <= MAX_MESSAGE_CHARS else m[: MAX_MESSAGE_CHARS - 1] + "…"
+        for m in messages[:MAX_FILE_WARNINGS]
+    ]
+    if len(messages) > MAX_FILE_WARNINGS:
+        out.append(f"… and {len(messages) - MAX_FILE_WARNINGS} more warnings")
+    return out
 
 
 def _captures(states: list[FileState], facts: dict[str, Facts]) -> dict[str, Any] | None:
@@ -159,7 +190,56 @@ class StoreState:
     _answers: dict[str, dict[str, Any]]
     _reloading: dict[str, cf.Future[Profile]]
     _background: threading.local
+    _held: dict[str, list[Any]]
+    _room: threading.Condition
+    _seen_nbytes: dict[str, int]
+    _serving: threading.local
     _index: dict[tuple[str, str, str], str]  # (run, worker, span) -> path
+    _tree: RunTree  # _index by run and worker
     _scan_error: str | None
     _scan_warnings: list[str]
     _captures: CaptureProfiles  # the runs' graph capture traces opened on their own (the Trace view's link)
+
+
+class RunTree:
+    """The scan's (run, worker, span) -> path keys grouped by run and worker, built once per scan, so that
+    the routes' lookups cost the files of one run (or less), not of the logdir."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, dict[str, list[tuple[str, str]]]] = {}  # run -> worker -> [(span, path)]
+        self.count = 0
+        self.names: list[str] = []  # the runs by name
+        self.starts: list[int] = []  # each run's first file's place among the logdir's files
+
+    @staticmethod
+    def of(index: dict[tuple[str, str, str], str]) -> RunTree:
+        tree = RunTree()
+        for (run, worker, span), path in index.items():
+            tree.runs.setdefault(run, {}).setdefault(worker, []).append((span, path))
+        for workers in tree.runs.values():
+            for spans in workers.values():
+                spans.sort(key=lambda sp: int(sp[0]))
+        tree.runs = {r: dict(sorted(w.items())) for r, w in sorted(tree.runs.items())}
+        tree.count = len(index)
+        tree.names = list(tree.runs)
+        at = 0
+        for workers in tree.runs.values():
+            tree.starts.append(at)
+            at += sum(len(spans) for spans in workers.values())
+        return tree
+
+    def first_key(self, run: str) -> tuple[str, str, str] | None:
+        """The file a run opens on: its first worker's first span (by name, as ``min`` of the keys)."""
+        workers = self.runs.get(run)
+        if not workers:
+            return None
+        worker = next(iter(workers))
+        return (run, worker, min(s for s, _p in workers[worker]))
+
+    def paths(self, run: str) -> list[tuple[str, str, str]]:
+        """(worker, span, path) of every file of the run, by worker then span (as sorted keys)."""
+        return [
+            (w, s, p)
+            for w, spans in self.runs.get(run, {}).items()
+            for s, p in sorted(spans, key=lambda x: x[0])
+        ]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.ingest.loading import RunStore
-from torch_tb_profiler.views.common import param
+from torch_tb_profiler.views.common import int_param, param
 
 # view name -> predicate over a loaded profile; a view is listed when any profile of the run has it
 VIEW_ORDER = ("Overview", "Operator", "Kernel", "Trace", "Memory", "Module", "Distributed")
@@ -34,18 +35,34 @@ def available_views(store: RunStore, run: str) -> list[str]:
 
 
 def _profile_count(store: RunStore) -> int:
-    return sum(len(store.spans(r, w)) for r in store.run_names() for w in store.workers(r))
+    return store.profile_count()
+
+
+RUNS_MAX_BYTES = 1_000_000  # one runs answer (docs/api.md "runs": paged by files)
+_MAX_SCAN_WARNINGS = 100
 
 
 def runs(request: Request, store: RunStore) -> dict[str, Any]:
-    listed = store.runs()
-    return {
+    offset = int_param(request, "offset", 0, lo=0, hi=2**62)
+    warnings = store.scan_warnings
+    shown = warnings[:_MAX_SCAN_WARNINGS] + (
+        [f"… and {len(warnings) - _MAX_SCAN_WARNINGS} more"] if len(warnings) > _MAX_SCAN_WARNINGS else []
+    )
+    head = {
         "logdir": store.logdir,
         "scan_error": store.scan_error,
-        "scan_warnings": store.scan_warnings,
-        "loading": any(r["state"] == "loading" for r in listed),
-        "runs": listed,
+        "scan_warnings": [w[:4000] for w in shown],
         "memory": store.memory(),
+    }
+    room = RUNS_MAX_BYTES - len(msgspec.json.encode(head)) - 4096
+    listed, next_offset, total = store.runs_page(offset, room)
+    return {
+        **head,
+        "loading": store.loading(),
+        "offset": offset,
+        "next_offset": next_offset,
+        "files_total": total,
+        "runs": listed,
     }
 
 

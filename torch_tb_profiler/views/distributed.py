@@ -40,7 +40,17 @@ def job(request: Request, store: RunStore) -> dict:
     # each profile is reduced to a compact summary (memoized on it) before the job is analysed
     max_rounds = int_param(request, "max_rounds", 200, lo=0, hi=100_000)
     top = int_param(request, "top", 5, lo=1, hi=1000)  # named ranks per list of the scale sections
-    workers = [D.summarize_worker(p.worker, p) for p in profiles]
+    workers, left_out = [], []
+    for p in profiles:  # one worker whose figures cannot be made never takes its job down
+        try:
+            workers.append(D.summarize_worker(p.worker, p))
+        except Exception as e:
+            log.exception("distributed summary of %s failed", p.source)
+            left_out.append(
+                f"worker {p.worker} left out: its distributed figures failed ({type(e).__name__}: {e})"
+            )
+    if not workers:
+        raise not_found(f"run '{run}': no worker's distributed figures could be made; " + "; ".join(left_out))
     # the span's workers may be several jobs (Lightning's stages): one is analysed, ``job`` picks it
     found = D.split_jobs(workers)
     name = request.args.get("job")
@@ -60,6 +70,7 @@ def job(request: Request, store: RunStore) -> dict:
         if hit is not None and all(a is b for a, b in zip(hit[0], everyone, strict=True)):
             return hit[1]
         result = D.analyze_job(workers, max_rounds)
+        result["warnings"] = [*left_out, *result.get("warnings", [])]
         result.update(scale_sections(result, top))
         result["job"] = name
         result["jobs"] = [{"name": n, "workers": len(ws)} for n, ws in found]

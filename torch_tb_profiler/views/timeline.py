@@ -30,6 +30,8 @@ from torch_tb_profiler.views.common import (
 )
 
 MAGIC = b"TLW1"
+SEARCH_MAX_BYTES = 4 * 1024 * 1024  # one search answer's JSON, whatever the names' lengths (docs/api.md)
+_encode = msgspec.json.Encoder().encode  # as json_response writes it
 # binary columns, in order: (Window attribute, dtype); widest first so that every column stays aligned
 COLUMNS = (
     ("ts", "<f8"),
@@ -208,13 +210,26 @@ def event(request: Request, store: RunStore) -> dict[str, Any]:
 def search(request: Request, store: RunStore) -> dict[str, Any]:
     query = param(request, "q")
     limit = int_param(request, "limit", 1000, lo=1, hi=windows.MAX_ITEMS)
+    offset = int_param(request, "offset", 0, lo=0, hi=2**62)
     exact = choice_param(request, "exact", ("0", "1"), "0") == "1"
     within = _optional_range(request)
-    total, matches = queries.search(_index(request, store), query, exact, limit, within)
+    idx = _index(request, store)
+    hits = queries.search_positions(idx, query, exact, within)
+    # a page of at most ``limit`` matches and SEARCH_MAX_BYTES of JSON (names may be 1 MB each)
+    matches, size = [], 0
+    for p in hits[offset : offset + limit]:
+        item = queries.brief(idx, int(p))
+        size += len(_encode(item)) + 1
+        if matches and size > SEARCH_MAX_BYTES:
+            break
+        matches.append(item)
+    end = min(offset, int(hits.size)) + len(matches)
     out: dict[str, Any] = {
         "query": query,
-        "total": total,
-        "truncated": total > len(matches),
+        "total": int(hits.size),
+        "offset": offset,
+        "truncated": end < hits.size,
+        "next_offset": end if end < hits.size else None,
         "matches": matches,
     }
     if within is not None:

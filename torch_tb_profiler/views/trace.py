@@ -11,15 +11,17 @@ only regular files this user wrote there are served (docs/security.md).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import hashlib
 import os
 import posixpath
 import re
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, TypeVar
 from urllib.parse import quote
 
 import msgspec
@@ -38,6 +40,7 @@ _CHUNK = 16 << 20
 _KEEP_FILES = 8  # answers kept in the cache folder (oldest removed first)
 _FORMAT = "3"  # part of the key: answers of an older layout are never served (3: tracks named by kind, no SM track off CUDA)
 _lock = threading.Lock()
+T = TypeVar("T")
 
 
 def with_counters(data: bytes, counters: list[dict]) -> bytes:
@@ -94,9 +97,18 @@ def _cache_dir() -> Path:
     return private_dir(folder, "trace")
 
 
+class CacheWriteError(OSError):
+    """The answer could not be written to the cache folder (full disk, read-only folder): not the trace's
+    fault, and the message says so."""
+
+
+_STALE_PARTIAL_S = 3600.0  # a partial file this old is left over whatever its writer
+
+
 def cached_trace(source: str, identity: str, counters: Callable[[], list[dict]]) -> Path:
     """The gzip answer for this source file content (``identity``: its fingerprint), written on first
-    use (``counters`` computed only then)."""
+    use (``counters`` computed only then). A failed write leaves no partial file behind; partial files
+    of writers that died (killed mid-write) are swept on the next write."""
     key = hashlib.sha256(f"{_FORMAT}\0{identity}".encode()).hexdigest()
     folder = _cache_dir()
     target = folder / f"{key}.json.gz"
@@ -104,15 +116,77 @@ def cached_trace(source: str, identity: str, counters: Callable[[], list[dict]])
         if is_ours(target):
             os.utime(target)  # most recently used
             return target
+        _sweep_partials(folder)
         partial = folder / f"{key}.{os.getpid()}.partial"
-        with gzip.open(partial, "wb", compresslevel=1) as out:
-            for piece in _spliced(_source_chunks(source), counters()):
-                out.write(piece)
-        os.replace(partial, target)  # replaces anything else under that name
+        try:
+            _write_answer(partial, _spliced(_source_chunks(source), counters()), folder)
+            _cache_op(lambda: os.replace(partial, target), folder)  # replaces anything else under that name
+        except BaseException:
+            with contextlib.suppress(OSError):  # a read-only folder answers EROFS even for a missing file
+                partial.unlink()
+            raise
         answers = sorted((p for p in folder.glob("*.json.gz") if is_ours(p)), key=lambda p: p.stat().st_mtime)
         for old in answers[:-_KEEP_FILES]:
             old.unlink(missing_ok=True)
         return target
+
+
+def _write_answer(partial: Path, pieces: Iterator[bytes], folder: Path) -> None:
+    """Write the pieces gzipped: the cache side's failures are CacheWriteError, the source's (reading
+    the trace) pass as they are."""
+    out = _cache_op(lambda: gzip.open(partial, "wb", compresslevel=1), folder)  # noqa: SIM115 (closed below)
+    try:
+        for piece in pieces:
+            _cache_op(lambda piece=piece: out.write(piece), folder)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            out.close()
+        raise
+    _cache_op(out.close, folder)
+
+
+def _cache_op(op: Callable[[], T], folder: Path) -> T:
+    try:
+        return op()
+    except OSError as e:
+        raise CacheWriteError(_write_message(folder, e)) from None
+
+
+def _write_message(folder: Path, e: OSError) -> str:
+    return (
+        f"cannot write the trace download into the cache folder {folder}: {e.strerror or e}; "
+        "free space there or point TORCH_PROFILER_TRACE_CACHE at another folder"
+    )
+
+
+def _sweep_partials(folder: Path) -> None:
+    """Remove partial files of dead writers (this process holds the lock: its own are dead too) and any
+    older than an hour."""
+    now = time.time()
+    for p in folder.glob("*.partial"):
+        if not is_ours(p):
+            continue
+        try:
+            pid = int(p.name.rsplit(".", 2)[-2])
+        except (ValueError, IndexError):
+            pid = -1
+        try:
+            if pid == os.getpid() or not _alive(pid) or now - p.stat().st_mtime > _STALE_PARTIAL_S:
+                p.unlink()
+        except OSError:
+            pass
+
+
+def _alive(pid: int) -> bool:
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists, not ours to signal
+        return True
+    return True
 
 
 def _attachment(name: str) -> str:
@@ -134,6 +208,8 @@ def trace(request: Request, store: RunStore) -> Response:
                 409, "the trace file changed since it was loaded; it is reloaded on the next scan"
             )
         path = cached_trace(local, loaded, lambda: counter_events(profile))
+    except CacheWriteError as e:
+        raise HttpError(507, str(e)) from None
     except (OSError, EOFError, TraceDecodeError) as e:
         raise HttpError(404, f"the trace file is no longer readable: {e}") from None
     name = posixpath.basename(profile.source)

@@ -68,7 +68,9 @@ class Warmer:
             run, worker, span = self._queue.get()
             try:
                 self._store.wait_idle(LOAD_WAIT_S)  # loading first: it is what the user waits for
-                if not self._first_time(run, worker, span):
+                # under a budget that drops profiles, warming would compete with the users' requests
+                # for the room (its caches grow the profiles, re-read ones would be warmed again)
+                if self._store.under_pressure() or not self._first_time(run, worker, span):
                     continue
                 self._warm(run, worker, span)
             finally:

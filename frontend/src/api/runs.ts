@@ -148,3 +148,37 @@ export function workerEvicted(run: RunInfo, worker: string): boolean {
 export function defaultWorker(run: RunInfo, workers: string[]): string | null {
   return workers.find((w) => workerLoaded(run, w)) ?? workers[0] ?? null;
 }
+
+/** The pages of the `runs` answer joined into one raw answer (docs/api.md "runs": an answer is at most
+ * 1 MB, cut between files; a run cut between pages is listed on each, with that page's files). */
+export function joinRunPages(pages: unknown[]): Obj {
+  const objs = pages.filter(isObj);
+  const first = objs[0] ?? {};
+  const runs = new Map<string, Obj>();
+  for (const page of objs) {
+    for (const r of list(page.runs)) {
+      const name = str(r.name);
+      const held = runs.get(name);
+      if (!held) {
+        runs.set(name, { ...r, files: list(r.files), errors: list(r.errors), warnings: list(r.warnings) });
+        continue;
+      }
+      for (const key of ["files", "errors", "warnings"]) held[key] = [...list(held[key]), ...list(r[key])];
+    }
+  }
+  const last = objs[objs.length - 1] ?? {};
+  return { ...first, loading: objs.some((p) => p.loading === true), memory: last.memory ?? first.memory, runs: [...runs.values()] };
+}
+
+/** Every page of `runs`, joined (``get`` fetches one page by offset). */
+export async function fetchAllRuns(get: (params: { offset: number }) => Promise<unknown>, maxPages = 10000): Promise<RunsAnswer> {
+  const pages: unknown[] = [];
+  let offset: number | null = 0;
+  while (offset !== null && pages.length < maxPages) {
+    const page: unknown = await get({ offset });
+    pages.push(page);
+    const next = isObj(page) ? num(page.next_offset) : null;
+    offset = next !== null && next > offset ? next : null;
+  }
+  return normalizeRuns(joinRunPages(pages));
+}

@@ -1,9 +1,9 @@
 // Diff view: the profile chosen at the top (the experiment) against a baseline picked here. Both live
 // in the address (run/worker/span and base_run/base_worker/base_span), so a comparison can be linked.
-import { type ReactNode, useEffect, useMemo } from "react";
+import { type ReactNode, useEffect, useMemo, useState } from "react";
 import type { Api } from "../api/client";
 import { type Change, type DiffAnswer, type KernelDiff, type NoisyChange, type OpFields, type OperatorDiff, type Spread, waterfallBars } from "../api/diff";
-import { normalizeNames, normalizeRuns } from "../api/runs";
+import { type RunsAnswer, fetchAllRuns, normalizeNames } from "../api/runs";
 import { Chart, type ChartOption, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
@@ -20,11 +20,22 @@ const pct = (rel: number | null | undefined): number | null => (rel === null || 
 
 /** The baseline's run/worker/span: from the address, else a sensible other profile. */
 function useBaseline(p: ViewProps): { run: string; worker: string; span: string | null; runs: string[]; workers: string[]; spans: string[] } | null {
-  const runsAnswer = useApi<unknown>(p.api, "runs");
+  // every page of the runs answer (docs/api.md "runs")
+  const [runsAnswer, setRunsAnswer] = useState<RunsAnswer | undefined>(undefined);
+  useEffect(() => {
+    let live = true;
+    fetchAllRuns((params) => p.api.get<unknown>("runs", params)).then(
+      (a) => live && setRunsAnswer(a),
+      () => live && setRunsAnswer(undefined),
+    );
+    return () => {
+      live = false;
+    };
+  }, [p.api]);
   // runs whose every file failed have nothing to compare
   const runs = useMemo(
-    () => (runsAnswer.data === undefined ? [] : normalizeRuns(runsAnswer.data).runs.filter((r) => r.state !== "error").map((r) => r.name)),
-    [runsAnswer.data],
+    () => (runsAnswer === undefined ? [] : runsAnswer.runs.filter((r) => r.state !== "error").map((r) => r.name)),
+    [runsAnswer],
   );
   const defaultRun = runs.find((r) => r !== p.run) ?? p.run;
   const run = p.state.base_run && runs.includes(p.state.base_run) ? p.state.base_run : runs.length ? defaultRun : null;

@@ -40,9 +40,9 @@ _FIELDS = {
     "kernel": {"calls": "calls", "total": "total_us", "mean": "mean_us"},
     "memory": {"peak_allocated": "peak_allocated_bytes", "peak_reserved": "peak_reserved_bytes"},
 }
-_RULE = re.compile(
-    r"^\s*(?P<figure>.+?)\s*(?P<cmp>>=|<=|>|<)\s*(?P<num>[+-]?\d+(?:\.\d+)?)\s*(?P<unit>%|[a-zA-Zµ]+)?\s*$"
-)
+_NUMBER = re.compile(r"[+-]?[0-9]+(?:\.[0-9]+)?")
+_UNIT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZµ")
+_MAX_RULE_CHARS = 1_000_000  # a figure names one operator or kernel: far longer than any name
 
 
 class RuleError(ValueError):
@@ -62,20 +62,56 @@ class Rule:
 
 def parse(text: str) -> Rule:
     """A rule from its text, or RuleError with what is wrong."""
-    m = _RULE.match(text)  # kernel names hold < and >: the figure is the shortest prefix that fits
-    if not m:
-        raise RuleError(f"bad rule {text!r}: expected FIGURE CMP VALUE, e.g. 'step_time>+5%'")
-    figure, unit = m.group("figure"), m.group("unit") or ""
+    figure, cmp, num, unit = _split(text)
     kind, name, field = _figure(text, figure)
-    number = float(m.group("num"))
+    number = float(num)
     if unit == "%":
-        return Rule(text, kind, name, field, m.group("cmp"), number, True)
+        return Rule(text, kind, name, field, cmp, _finite(text, number), True)
     is_time = field.endswith("_us") or kind in ("step_time", "category")
     units = _TIME_UNITS if is_time else _BYTE_UNITS if kind == "memory" else {}
     if unit and unit not in units:
         allowed = ", ".join(["%", *units]) if units else "% or none"
         raise RuleError(f"bad rule {text!r}: unit {unit!r} does not fit {figure!r} (use {allowed})")
-    return Rule(text, kind, name, field, m.group("cmp"), number * (units.get(unit, 1.0)), False)
+    return Rule(text, kind, name, field, cmp, _finite(text, number * units.get(unit, 1.0)), False)
+
+
+def _split(text: str) -> tuple[str, str, str, str]:
+    """FIGURE, CMP, number and unit of a rule, read from its end in one pass (linear in its length:
+    kernel names hold < and >, so the comparator is the one just before the trailing VALUE)."""
+    bad = RuleError(f"bad rule {_short(text)!r}: expected FIGURE CMP VALUE, e.g. 'step_time>+5%'")
+    if len(text) > _MAX_RULE_CHARS:
+        raise RuleError(f"bad rule {_short(text)!r}: longer than {_MAX_RULE_CHARS} characters")
+    rest = text.strip()
+    if rest.endswith("%"):
+        unit, rest = "%", rest[:-1]
+    else:
+        end = len(rest)
+        while end > 0 and rest[end - 1] in _UNIT_CHARS:
+            end -= 1
+        unit, rest = rest[end:], rest[:end]
+    rest = rest.rstrip()
+    start = len(rest)
+    while start > 0 and rest[start - 1] in "0123456789.+-":
+        start -= 1
+    # only spaces may stand between CMP and the number, neither is one of these: the tail is the number
+    num, rest = rest[start:], rest[:start].rstrip()
+    if not _NUMBER.fullmatch(num):
+        raise bad
+    cmp = next((c for c in (">=", "<=", ">", "<") if rest.endswith(c)), "")
+    figure = rest[: len(rest) - len(cmp)].rstrip()
+    if not cmp or not figure:
+        raise bad
+    return figure, cmp, num, unit
+
+
+def _finite(text: str, threshold: float) -> float:
+    if not math.isfinite(threshold):
+        raise RuleError(f"bad rule {_short(text)!r}: the threshold is not a finite number")
+    return threshold
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 200 else f"{text[:100]}…{text[-60:]}"
 
 
 def _figure(text: str, figure: str) -> tuple[str, str, str]:

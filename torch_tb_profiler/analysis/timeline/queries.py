@@ -70,6 +70,14 @@ def search(
 ) -> tuple[int, list[dict[str, Any]]]:
     """Events whose name contains (or, ``exact``, equals) ``query``, case-insensitive, by start time;
     with ``within`` = (start, end) only those overlapping that range. (total, the first ``limit``)."""
+    hits = search_positions(idx, query, exact, within)
+    return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
+
+
+def search_positions(
+    idx: TimelineIndex, query: str, exact: bool, within: tuple[float, float] | None = None
+) -> np.ndarray:
+    """The positions (in the index's event arrays) of ``search``'s matches, in its order."""
     q = query.lower()
     hit_names = np.flatnonzero(
         np.fromiter(
@@ -77,12 +85,11 @@ def search(
         )
     )
     if not hit_names.size:
-        return 0, []
+        return np.empty(0, dtype=np.int64)
     hits = np.flatnonzero(np.isin(idx.name, hit_names))
     if within is not None:
         hits = hits[(idx.ts[hits] <= within[1]) & (idx.end[hits] >= within[0])]
-    hits = hits[np.argsort(idx.ts[hits], kind="stable")]
-    return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
+    return hits[np.argsort(idx.ts[hits], kind="stable")]
 
 
 def longest(
