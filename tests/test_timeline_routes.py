@@ -131,6 +131,33 @@ def test_search_within_a_range(tb: TensorBoard) -> None:
     assert everywhere["total"] == 8 * 750 and "start_us" not in everywhere
 
 
+def test_search_pages_and_the_first_match_from_a_time(tb: TensorBoard) -> None:
+    """Enter in the search box goes to the first match at or after the window's start, and the page
+    reaches matches past the first `limit` (issue 24)."""
+    _, tracks = tb.get("timeline/tracks", **DENSE)
+    t0 = tracks["start_us"]
+    _, every = tb.get("timeline/search", q="op_3", limit=10_000, **DENSE)
+    starts = [m["start_us"] for m in every["matches"]]
+    assert every["offset"] == 0 and "from_rank" not in every and starts == sorted(starts)
+    at = t0 + 100_000
+    _, s = tb.get("timeline/search", q="op_3", limit=5, from_us=at, **DENSE)
+    rank = sum(1 for x in starts if x < at)
+    assert 0 < rank < every["total"]
+    assert s["from_rank"] == rank and s["offset"] == rank
+    assert [m["id"] for m in s["matches"]] == [m["id"] for m in every["matches"][rank : rank + 5]]
+    # past the last match: from_rank says so, and the page is the first one (Enter wraps)
+    _, late = tb.get("timeline/search", q="op_3", limit=5, from_us=tracks["end_us"] + 1, **DENSE)
+    assert late["from_rank"] == late["total"] and late["offset"] == 0
+    # an explicit offset: the last matches, beyond a small limit
+    last = every["total"] - 3
+    _, tail = tb.get("timeline/search", q="op_3", limit=100, offset=last, **DENSE)
+    assert tail["offset"] == last and [m["id"] for m in tail["matches"]] == [
+        m["id"] for m in every["matches"][last:]
+    ]
+    status, _ = tb.get("timeline/search", q="op_3", offset=-1, **DENSE)
+    assert status == 400
+
+
 def test_event_search_longest_aggregate_routes(tb: TensorBoard) -> None:
     status, found = tb.get("timeline/longest", name="sgemm", kind="kernel", **P)
     assert status == 200

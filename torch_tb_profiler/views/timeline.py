@@ -210,13 +210,18 @@ def search(request: Request, store: RunStore) -> dict[str, Any]:
     limit = int_param(request, "limit", 1000, lo=1, hi=windows.MAX_ITEMS)
     exact = choice_param(request, "exact", ("0", "1"), "0") == "1"
     within = _optional_range(request)
-    total, matches = queries.search(_index(request, store), query, exact, limit, within)
+    offset = int_param(request, "offset", 0) if request.args.get("offset") else None
+    from_us = float_param(request, "from_us")
+    found = queries.search(_index(request, store), query, exact, limit, within, offset, from_us)
     out: dict[str, Any] = {
         "query": query,
-        "total": total,
-        "truncated": total > len(matches),
-        "matches": matches,
+        "total": found.total,
+        "offset": found.offset,
+        "truncated": found.total > len(found.matches),
+        "matches": found.matches,
     }
+    if found.from_rank is not None:
+        out["from_rank"] = found.from_rank
     if within is not None:
         out.update(start_us=within[0], end_us=within[1])
     return out

@@ -244,6 +244,10 @@ function readCaptureLink(c: unknown): { file: string; launch: string } | null {
 export interface TlSearch {
   query: string;
   total: number;
+  /** the rank of `matches[0]` among all matches (in start-time order) */
+  offset: number;
+  /** the rank of the first match at or after the `from_us` asked for (`total` when none); null unasked */
+  fromRank: number | null;
   truncated: boolean;
   matches: TlPlace[];
 }
@@ -253,6 +257,8 @@ export function readSearch(d: unknown): TlSearch {
   return {
     query: str(d, "query"),
     total: num(d, "total") ?? matches.length,
+    offset: num(d, "offset") ?? 0,
+    fromRank: num(d, "from_rank") ?? null,
     truncated: get(d, "truncated") === true,
     matches,
   };

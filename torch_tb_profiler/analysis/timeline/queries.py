@@ -4,6 +4,7 @@ search by name, the longest instance, and the aggregates of an area (docs/metric
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -61,28 +62,49 @@ def self_times(idx: TimelineIndex) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class SearchPage:
+    """One page of a search's matches (in start-time order): ``matches`` are ranks
+    ``offset .. offset + len(matches) - 1`` of ``total``; ``from_rank``: the rank of the first match
+    starting at or after the time asked for (``total`` when none does), None when none was asked."""
+
+    total: int
+    offset: int
+    from_rank: int | None
+    matches: list[dict[str, Any]]
+
+
 def search(
     idx: TimelineIndex,
     query: str,
     exact: bool,
     limit: int,
     within: tuple[float, float] | None = None,
-) -> tuple[int, list[dict[str, Any]]]:
+    offset: int | None = None,
+    from_us: float | None = None,
+) -> SearchPage:
     """Events whose name contains (or, ``exact``, equals) ``query``, case-insensitive, by start time;
-    with ``within`` = (start, end) only those overlapping that range. (total, the first ``limit``)."""
+    with ``within`` = (start, end) only those overlapping that range. The page of ``limit`` matches
+    from rank ``offset``; without ``offset``, from ``from_rank`` when ``from_us`` is given (the first
+    match at or after that time, as Enter in a search box goes to; the first match when none is),
+    else from the first."""
     q = query.lower()
     hit_names = np.flatnonzero(
         np.fromiter(
             ((n.lower() == q) if exact else (q in n.lower()) for n in idx.names), bool, idx.names.size
         )
     )
-    if not hit_names.size:
-        return 0, []
-    hits = np.flatnonzero(np.isin(idx.name, hit_names))
+    hits = np.flatnonzero(np.isin(idx.name, hit_names)) if hit_names.size else np.zeros(0, np.int64)
     if within is not None:
         hits = hits[(idx.ts[hits] <= within[1]) & (idx.end[hits] >= within[0])]
     hits = hits[np.argsort(idx.ts[hits], kind="stable")]
-    return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
+    total = int(hits.size)
+    from_rank = None if from_us is None else int(np.searchsorted(idx.ts[hits], from_us, side="left"))
+    if offset is None:
+        offset = from_rank if from_rank is not None and from_rank < total else 0
+    offset = min(offset, total)
+    page = [brief(idx, int(p)) for p in hits[offset : offset + limit]]
+    return SearchPage(total, offset, from_rank, page)
 
 
 def longest(
