@@ -196,6 +196,39 @@ def test_longest_at_a_time_is_the_innermost_event_running_then() -> None:
     assert at(2000) is None
 
 
+def write_shapes_trace(path: Path) -> Path:
+    """`aten::mm` on two input shapes ([2, 3] twice, 100 and 120 µs; [8, 8] once, 500 µs), each launching a
+    `gemm` kernel: grid 1×1×1 from the small calls (30 and 40 µs), 4×1×1 from the big one (300 µs). The
+    longest of the name is never the longest of the small rows (issue 24, item 5)."""
+    b = TraceBuilder(device_properties=[{"id": 0, "name": "NVIDIA A100-SXM4-80GB"}])
+    b.step(1, 0, 3000)
+    for ts, dur, dims, grid, k_dur in [
+        (100, 100, [[2, 3]], (1, 1, 1), 30),
+        (400, 120, [[2, 3]], (1, 1, 1), 40),
+        (800, 500, [[8, 8]], (4, 1, 1), 300),
+    ]:
+        ext = b.op("aten::mm", ts, dur, input_dims=dims)
+        b.launch("gemm", ts + 10, 5, ts + 1500, k_dur, ext_id=ext, grid=grid)
+    return b.write(path)
+
+
+def test_longest_of_one_row_grouped_by_shape_or_launch() -> None:
+    from torch_tb_profiler.analysis.ops import kernels, operators
+
+    profile = load_profile(str(write_shapes_trace(Path(tempfile.mkdtemp()) / "w.pt.trace.json")))
+    idx = tl.index(profile)
+    shapes = operators.operator_rows(profile)["input_shape"].unique().tolist()
+    small = next(s for s in shapes if "2, 3" in s)
+    op = queries.longest(idx, "aten::mm", "op", rows=operators.instance_rows(profile, "aten::mm", small))
+    assert op is not None and op["dur_us"] == 120
+    assert queries.longest(idx, "aten::mm", "op")["dur_us"] == 500  # by name: the big one
+    launch = {"op_name": "aten::mm", "grid": "[1, 1, 1]", "block": "[128, 1, 1]", "regs": 32, "shmem": 0}
+    k = queries.longest(idx, "gemm", "kernel", rows=kernels.instance_rows(profile, "gemm", launch))
+    assert k is not None and k["dur_us"] == 40
+    none = kernels.instance_rows(profile, "gemm", {**launch, "op_name": "aten::addmm"})
+    assert queries.longest(idx, "gemm", "kernel", rows=none) is None
+
+
 @pytest.mark.parametrize(
     "route,params,status,message",
     [
@@ -219,6 +252,10 @@ def test_longest_at_a_time_is_the_innermost_event_running_then() -> None:
         ("timeline/longest", {"at_us": "x"}, 400, "'at_us'"),
         ("timeline/longest", {"at_us": 1.0}, 404, "running at"),
         ("timeline/longest", {}, 400, "'name'"),
+        ("timeline/longest", {"name": "aten::mm", "kind": "kernel", "input_shape": "[]"}, 400, "kind=op"),
+        ("timeline/longest", {"name": "sgemm", "kind": "op", "grid": "[1, 1, 1]"}, 400, "kind=kernel"),
+        ("timeline/longest", {"name": "sgemm", "kind": "kernel", "regs": "x"}, 400, "'regs'"),
+        ("timeline/longest", {"name": "sgemm", "kind": "kernel", "grid": "[9, 9, 9]"}, 404, "launch shape"),
         ("timeline/aggregate", {"start_us": 3, "end_us": 3}, 400, "greater than"),
     ],
 )

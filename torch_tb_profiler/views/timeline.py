@@ -14,6 +14,7 @@ import msgspec
 import numpy as np
 from werkzeug.wrappers import Request, Response
 
+from torch_tb_profiler.analysis.ops import kernels, operators
 from torch_tb_profiler.analysis.timeline import index as tl
 from torch_tb_profiler.analysis.timeline import queries, windows
 from torch_tb_profiler.analysis.timeline.events import details
@@ -227,15 +228,43 @@ def search(request: Request, store: RunStore) -> dict[str, Any]:
     return out
 
 
+_LAUNCH_TEXT = ("op_name", "grid", "block")
+_LAUNCH_INT = ("regs", "shmem")
+
+
+def _instance_rows(request: Request, store: RunStore, name: str | None, kind: str) -> np.ndarray | None:
+    """The rows of one table row grouped finer than by name: an operator's ``input_shape``, a
+    kernel's op and launch shape (``op_name``, ``grid``, ``block``, ``regs``, ``shmem``); None for
+    neither."""
+    shape = request.args.get("input_shape")
+    launch: dict[str, str | int] = {k: request.args[k] for k in _LAUNCH_TEXT if k in request.args}
+    launch.update({k: int_param(request, k, -1, lo=-1) for k in _LAUNCH_INT if k in request.args})
+    if shape is None and not launch:
+        return None
+    if name is None:
+        raise bad_request("'input_shape' and the launch keys need a 'name'")
+    profile = timeline_profile(request, store)
+    if shape is not None:
+        if kind != "op" or launch:
+            raise bad_request("'input_shape' goes with kind=op (and no launch keys)")
+        return operators.instance_rows(profile, name, shape)
+    if kind != "kernel":
+        raise bad_request(f"the launch keys ({', '.join(_LAUNCH_TEXT + _LAUNCH_INT)}) go with kind=kernel")
+    return kernels.instance_rows(profile, name, launch)
+
+
 def longest(request: Request, store: RunStore) -> dict[str, Any]:
     at_us = float_param(request, "at_us")
     name = param(request, "name") if at_us is None or request.args.get("name") else None
     kind = choice_param(request, "kind", ("any", "op", "kernel"), "any")
-    found = queries.longest(_index(request, store), name, kind, at_us)
+    rows = _instance_rows(request, store, name, kind)
+    found = queries.longest(_index(request, store), name, kind, at_us, rows)
     if found is None:
         what = f"{'' if kind == 'any' else kind + ' '}event" + (
             f" named '{name}'" if name is not None else ""
         )
+        if rows is not None:
+            what += " of that shape" if kind == "op" else " of that op and launch shape"
         when = f" running at {at_us} µs" if at_us is not None else ""
         raise not_found(f"no {what}{when} in this profile")
     return found

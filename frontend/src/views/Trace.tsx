@@ -20,6 +20,7 @@ import {
 import { type Detail, TimelineController } from "../timeline/controller";
 import { decodeWindow } from "../timeline/decode";
 import { type Range, formatTime } from "../timeline/nav";
+import { readFindWith } from "./findWith";
 import { useTimelineSearch } from "./traceSearch";
 import { type ViewProps, profileParams } from "./types";
 
@@ -242,7 +243,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     const f = parseFind(p.state.find);
     if (!f) return;
     let live = true;
-    const query = f.at === null ? { name: f.name, kind: f.kind } : { at_us: f.at, kind: f.kind };
+    // a row grouped by shape (or op and launch shape): the longest instance of that row
+    const query = f.at === null ? { name: f.name, kind: f.kind, ...readFindWith(p.state.fwith) } : { at_us: f.at, kind: f.kind };
     p.api.get<unknown>("timeline/longest", { ...base, ...query }).then(
       (d) => {
         if (!live) return;
@@ -250,13 +252,13 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         revealNext.current = false;
         ctlRef.current?.reveal(place, "fit");
         setSelId(place.id);
-        setStateRef.current({ find: null, sel: place.id });
+        setStateRef.current({ find: null, fwith: null, sel: place.id });
       },
       (e: unknown) => {
         if (!live) return;
         const what = f.at === null ? `"${f.name}"` : `No ${f.kind === "any" ? "event" : f.kind} at that time`;
         setFindError(`${what} was not found in the timeline (${e instanceof Error ? e.message : String(e)})`);
-        setStateRef.current({ find: null });
+        setStateRef.current({ find: null, fwith: null });
       },
     );
     return () => {

@@ -108,12 +108,18 @@ def search(
 
 
 def longest(
-    idx: TimelineIndex, name: str | None, kind: str, at_us: float | None = None
+    idx: TimelineIndex,
+    name: str | None,
+    kind: str,
+    at_us: float | None = None,
+    rows: np.ndarray | None = None,
 ) -> dict[str, Any] | None:
     """The longest event named ``name`` (any name when None) of that kind ("op", "kernel" for device
     events, "any"); with ``at_us``, among those running at that time the one that started last (the
     innermost; the longest of those starting together): "Show in timeline" for one instance, such as the
-    op that made an allocation or a straggler's collective call."""
+    op that made an allocation or a straggler's collective call. ``rows`` (rows of the kind's table)
+    narrows to the instances of one table row grouped finer than by name (by input shape, by op and
+    launch shape)."""
     if name is not None:
         codes = np.flatnonzero(idx.names == name)
         if not codes.size:
@@ -125,6 +131,8 @@ def longest(
         hits = hits[idx.kind[hits] == KINDS.index("op")]
     elif kind == "kernel":
         hits = hits[idx.kind[hits] == KINDS.index("dev")]
+    if rows is not None:
+        hits = hits[np.isin(idx.row[hits], rows)]
     if at_us is not None:
         hits = hits[(idx.ts[hits] <= at_us) & (idx.end[hits] >= at_us)]
     if not hits.size:
