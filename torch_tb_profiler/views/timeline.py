@@ -14,6 +14,7 @@ import msgspec
 import numpy as np
 from werkzeug.wrappers import Request, Response
 
+from torch_tb_profiler.analysis.core.steps import device_steps
 from torch_tb_profiler.analysis.ops import kernels, operators
 from torch_tb_profiler.analysis.timeline import index as tl
 from torch_tb_profiler.analysis.timeline import queries, windows
@@ -105,6 +106,8 @@ def tracks(request: Request, store: RunStore) -> dict[str, Any]:
     profile = timeline_profile(request, store)
     idx = tl.index(profile)
     steps = profile.steps
+    # the Overview's step times extend each step to the end of its device work: give both
+    extended = {s["number"]: s for s in device_steps(profile)}
     return {
         "start_us": idx.start_us,
         "end_us": idx.end_us,
@@ -114,7 +117,17 @@ def tracks(request: Request, store: RunStore) -> dict[str, Any]:
         "groups": idx.groups,
         "tracks": [t.as_dict() for t in idx.tracks],
         "steps": [
-            {"number": int(n), "name": str(name), "start_us": float(ts), "end_us": float(end)}
+            {
+                "number": int(n),
+                "name": str(name),
+                "start_us": float(ts),
+                "end_us": float(end),
+                **(
+                    {"device_start_us": extended[int(n)]["start"], "device_end_us": extended[int(n)]["end"]}
+                    if int(n) in extended
+                    else {}
+                ),
+            }
             for n, name, ts, end in zip(
                 steps["number"], steps["name"], steps["ts"], steps["end"], strict=True
             )

@@ -27,8 +27,12 @@ export interface TlTrack {
 export interface TlStep {
   number: number;
   name: string;
+  /** the host range (ProfilerStep#N) */
   start: number;
   end: number;
+  /** the step extended to the end of its device work (the Overview's step time); null when not given */
+  deviceStart: number | null;
+  deviceEnd: number | null;
 }
 
 export interface TlTracks {
@@ -71,6 +75,8 @@ export function readTracks(d: unknown): TlTracks {
       name: str(s, "name"),
       start: num(s, "start_us") ?? 0,
       end: num(s, "end_us") ?? 0,
+      deviceStart: num(s, "device_start_us") ?? null,
+      deviceEnd: num(s, "device_end_us") ?? null,
     })),
   };
 }

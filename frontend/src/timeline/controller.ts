@@ -221,6 +221,12 @@ export class TimelineController {
     return Math.max(1, this.cssW - LABEL_W);
   }
 
+  /** The trace time (absolute µs) at `x` css px from the left of the tracks or ruler canvas; null over
+   * the label column. */
+  timeAtX(x: number): number | null {
+    return x < LABEL_W ? null : this.base + xToTime(this.view, this.areaW, x - LABEL_W);
+  }
+
   private vp(height: number): Viewport {
     return { view: this.view, base: this.base, x0: LABEL_W, width: this.areaW, height, scrollY: this.scrollY };
   }

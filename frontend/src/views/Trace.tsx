@@ -19,6 +19,7 @@ import {
 } from "../timeline/api";
 import { type Detail, TimelineController } from "../timeline/controller";
 import { decodeWindow } from "../timeline/decode";
+import { rulerTitle } from "../timeline/steps";
 import { type Range, formatTime } from "../timeline/nav";
 import { readFindWith } from "./findWith";
 import { useTimelineSearch } from "./traceSearch";
@@ -379,7 +380,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       {windowError && <ErrorBox error={windowError} what="this part of the timeline" />}
       <div className="timeline" ref={rootRef} data-testid="timeline" data-state="loading" tabIndex={0}>
         <canvas ref={miniRef} className="tl-minimap" data-testid="timeline-minimap" />
-        <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" />
+        <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" onMouseMove={(e) => rulerTitle(e.currentTarget, e.clientX, ctlRef.current, tracks)} />
         <div className="tl-main">
           <canvas ref={mainRef} />
         </div>
