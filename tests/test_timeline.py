@@ -133,13 +133,15 @@ def test_self_time_search_longest_aggregate(profile: Profile) -> None:
     assert agg["ProfilerStep#1"]["self_us"] == pytest.approx(1000 - 300 - 50)
     assert agg["aten::mm"]["self_us"] == pytest.approx(300 - 10)
     assert agg["sgemm"]["self_us"] is None and agg["sgemm"]["total_us"] == 200
-    total, matches = queries.search(idx, "ATEN::M", exact=False, limit=10)  # case-insensitive substring
+    found = queries.search(idx, "ATEN::M", exact=False, limit=10)  # case-insensitive substring
+    total, matches = found.total, found.matches
     assert total == 2 and [m["name"] for m in matches] == ["aten::mul", "aten::mm"]
     assert [round(m["start_us"] - BASE) for m in matches] == [40, 100]  # time order
     # within a range: the events overlapping it (mul 40..90 touches 90, mm 100..400 doesn't)
-    total, matches = queries.search(idx, "aten::m", exact=False, limit=10, within=(BASE + 90, BASE + 99))
+    found = queries.search(idx, "aten::m", exact=False, limit=10, within=(BASE + 90, BASE + 99))
+    total, matches = found.total, found.matches
     assert total == 1 and [m["name"] for m in matches] == ["aten::mul"]
-    total, _ = queries.search(idx, "aten", exact=False, limit=10, within=(BASE + 420, BASE + 460))
+    total = queries.search(idx, "aten", exact=False, limit=10, within=(BASE + 420, BASE + 460)).total
     assert total == 1  # relu 450..500
     assert queries.longest(idx, "sgemm", "kernel")["dur_us"] == 200
     assert queries.longest(idx, "sgemm", "op") is None

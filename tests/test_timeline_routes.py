@@ -140,6 +140,33 @@ def test_search_within_a_range(tb: TensorBoard) -> None:
     assert everywhere["total"] == 8 * 750 and "start_us" not in everywhere
 
 
+def test_search_pages_and_the_first_match_from_a_time(tb: TensorBoard) -> None:
+    """Enter in the search box goes to the first match at or after the window's start, and the page
+    reaches matches past the first `limit` (issue 24)."""
+    _, tracks = tb.get("timeline/tracks", **DENSE)
+    t0 = tracks["start_us"]
+    _, every = tb.get("timeline/search", q="op_3", limit=10_000, **DENSE)
+    starts = [m["start_us"] for m in every["matches"]]
+    assert every["offset"] == 0 and "from_rank" not in every and starts == sorted(starts)
+    at = t0 + 100_000
+    _, s = tb.get("timeline/search", q="op_3", limit=5, from_us=at, **DENSE)
+    rank = sum(1 for x in starts if x < at)
+    assert 0 < rank < every["total"]
+    assert s["from_rank"] == rank and s["offset"] == rank
+    assert [m["id"] for m in s["matches"]] == [m["id"] for m in every["matches"][rank : rank + 5]]
+    # past the last match: from_rank says so, and the page is the first one (Enter wraps)
+    _, late = tb.get("timeline/search", q="op_3", limit=5, from_us=tracks["end_us"] + 1, **DENSE)
+    assert late["from_rank"] == late["total"] and late["offset"] == 0
+    # an explicit offset: the last matches, beyond a small limit
+    last = every["total"] - 3
+    _, tail = tb.get("timeline/search", q="op_3", limit=100, offset=last, **DENSE)
+    assert tail["offset"] == last and [m["id"] for m in tail["matches"]] == [
+        m["id"] for m in every["matches"][last:]
+    ]
+    status, _ = tb.get("timeline/search", q="op_3", offset=-1, **DENSE)
+    assert status == 400
+
+
 def test_event_search_longest_aggregate_routes(tb: TensorBoard) -> None:
     status, found = tb.get("timeline/longest", name="sgemm", kind="kernel", **P)
     assert status == 200
@@ -178,6 +205,39 @@ def test_longest_at_a_time_is_the_innermost_event_running_then() -> None:
     assert at(2000) is None
 
 
+def write_shapes_trace(path: Path) -> Path:
+    """`aten::mm` on two input shapes ([2, 3] twice, 100 and 120 µs; [8, 8] once, 500 µs), each launching a
+    `gemm` kernel: grid 1×1×1 from the small calls (30 and 40 µs), 4×1×1 from the big one (300 µs). The
+    longest of the name is never the longest of the small rows (issue 24, item 5)."""
+    b = TraceBuilder(device_properties=[{"id": 0, "name": "NVIDIA A100-SXM4-80GB"}])
+    b.step(1, 0, 3000)
+    for ts, dur, dims, grid, k_dur in [
+        (100, 100, [[2, 3]], (1, 1, 1), 30),
+        (400, 120, [[2, 3]], (1, 1, 1), 40),
+        (800, 500, [[8, 8]], (4, 1, 1), 300),
+    ]:
+        ext = b.op("aten::mm", ts, dur, input_dims=dims)
+        b.launch("gemm", ts + 10, 5, ts + 1500, k_dur, ext_id=ext, grid=grid)
+    return b.write(path)
+
+
+def test_longest_of_one_row_grouped_by_shape_or_launch() -> None:
+    from torch_tb_profiler.analysis.ops import kernels, operators
+
+    profile = load_profile(str(write_shapes_trace(Path(tempfile.mkdtemp()) / "w.pt.trace.json")))
+    idx = tl.index(profile)
+    shapes = operators.operator_rows(profile)["input_shape"].unique().tolist()
+    small = next(s for s in shapes if "2, 3" in s)
+    op = queries.longest(idx, "aten::mm", "op", rows=operators.instance_rows(profile, "aten::mm", small))
+    assert op is not None and op["dur_us"] == 120
+    assert queries.longest(idx, "aten::mm", "op")["dur_us"] == 500  # by name: the big one
+    launch = {"op_name": "aten::mm", "grid": "[1, 1, 1]", "block": "[128, 1, 1]", "regs": 32, "shmem": 0}
+    k = queries.longest(idx, "gemm", "kernel", rows=kernels.instance_rows(profile, "gemm", launch))
+    assert k is not None and k["dur_us"] == 40
+    none = kernels.instance_rows(profile, "gemm", {**launch, "op_name": "aten::addmm"})
+    assert queries.longest(idx, "gemm", "kernel", rows=none) is None
+
+
 @pytest.mark.parametrize(
     "route,params,status,message",
     [
@@ -201,6 +261,10 @@ def test_longest_at_a_time_is_the_innermost_event_running_then() -> None:
         ("timeline/longest", {"at_us": "x"}, 400, "'at_us'"),
         ("timeline/longest", {"at_us": 1.0}, 404, "running at"),
         ("timeline/longest", {}, 400, "'name'"),
+        ("timeline/longest", {"name": "aten::mm", "kind": "kernel", "input_shape": "[]"}, 400, "kind=op"),
+        ("timeline/longest", {"name": "sgemm", "kind": "op", "grid": "[1, 1, 1]"}, 400, "kind=kernel"),
+        ("timeline/longest", {"name": "sgemm", "kind": "kernel", "regs": "x"}, 400, "'regs'"),
+        ("timeline/longest", {"name": "sgemm", "kind": "kernel", "grid": "[9, 9, 9]"}, 404, "launch shape"),
         ("timeline/aggregate", {"start_us": 3, "end_us": 3}, 400, "greater than"),
     ],
 )

@@ -14,7 +14,7 @@ import { Empty, ErrorBox, Loading, Select } from "./components/common";
 import { RunStatus } from "./components/RunStatus";
 import { copyText } from "./lib/source";
 import { useTheme } from "./lib/theme";
-import { tensorBoardPage, useUrlState } from "./lib/urlState";
+import { standaloneHref, tensorBoardPage, useUrlState } from "./lib/urlState";
 import { VIEWS, preloadView, viewLabel, viewKey } from "./views/registry";
 
 /** The worker selector's label: a worker whose files all failed, or were dropped from memory for the
@@ -81,7 +81,7 @@ function useNames(api: Api, path: string, params: Record<string, string> | null,
 export function App(): ReactNode {
   const api = useMemo(() => pageApi(), []);
   const theme = useTheme();
-  const [state, setState] = useUrlState();
+  const [state, setState, navigations] = useUrlState();
   preloadView(state.view ?? "overview"); // fetch the view's code while the run list is on its way
   const { answer, error: runsError } = useRuns(api);
   const [copied, setCopied] = useState("");
@@ -121,6 +121,12 @@ export function App(): ReactNode {
   // A linked name that does not exist is replaced, and the notice says which and by what (only for the
   // selection the page opened with: later changes are the user's own).
   const opening = useRef(true);
+  const seenNavigations = useRef(navigations);
+  if (seenNavigations.current !== navigations) {
+    // Back, Forward or a pasted link: a new selection the page "opens with"
+    seenNavigations.current = navigations;
+    opening.current = true;
+  }
   useEffect(() => {
     const patch: Record<string, string | null> = {};
     const missing: string[] = [];
@@ -182,7 +188,7 @@ export function App(): ReactNode {
     body = (
       <Suspense fallback={<Loading what={`the ${viewLabel(view)} view`} />}>
         <ViewComponent
-          key={`${run.name}|${view}|${worker}|${span ?? ""}|${state.capture ?? ""}|${runVersion}`}
+          key={`${run.name}|${view}|${worker}|${span ?? ""}|${state.capture ?? ""}|${runVersion}|${navigations}`}
           api={api}
           run={run.name}
           worker={worker}
@@ -250,7 +256,7 @@ export function App(): ReactNode {
           <button type="button" className="btn" onClick={copyLink} title="Copy a link to this selection">
             Copy link
           </button>
-          <a className="btn" href={window.location.href} target="_blank" rel="noopener" title="Open this view in its own tab">
+          <a className="btn" href={standaloneHref(state)} target="_blank" rel="noopener" title="Open this view in its own tab">
             Open in new tab
           </a>
           {copied && <span className="muted">{copied}</span>}

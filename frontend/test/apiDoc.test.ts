@@ -68,7 +68,8 @@ describe("docs/api.md examples through the readers", () => {
   it("memory", () => {
     expect(readDevices(example("memory/devices"))[0]).toMatchObject({ device: "GPU0", records: 8220, hasTotals: true, peak: 12500, total: 16945512448 });
     const c = readCurve(example("memory/curve"));
-    expect(c).toMatchObject({ t0: 1700000000000025, peak: 12500, peakReserved: 22000, relative: false, hasTotals: true });
+    // t0 is origin_ts (the profile start the timeline counts from), not the first record's time
+    expect(c).toMatchObject({ t0: 1700000000000000, peak: 12500, peakReserved: 22000, relative: false, hasTotals: true });
     const e = readEvents(example("memory/events"));
     expect(e).toMatchObject({ total: 5, hasAddresses: true });
     expect(e.rows[0]).toMatchObject({ operator: "aten::conv2d (aten::empty)", bytes: 1000, duration: 75 });

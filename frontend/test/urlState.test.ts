@@ -1,7 +1,13 @@
 import { describe, expect, it } from "vitest";
-import { mergeState, parseQuery, parseTabHash, toQuery, toTabHash } from "../src/lib/urlState";
+import { mergeState, parseQuery, parseTabHash, sameState, toQuery, toTabHash } from "../src/lib/urlState";
 
 describe("URL state", () => {
+  it("compares selections by keys and values, not by order or escaping", () => {
+    expect(sameState(parseTabHash("#pytorch_profiler&view=Operator&run=a%20b"), { run: "a b", view: "Operator" })).toBe(true);
+    expect(sameState({ run: "a", span: "" }, { run: "a" })).toBe(true);
+    expect(sameState({ run: "a", span: "1" }, { run: "a" })).toBe(false);
+    expect(sameState({ run: "a" }, { run: "b" })).toBe(false);
+  });
   it("round-trips a selection with special characters", () => {
     const state = { run: "run a&b/ü", view: "Operator", worker: "rank0", span: "2" };
     const q = toQuery(state);

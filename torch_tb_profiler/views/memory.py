@@ -13,6 +13,7 @@ from werkzeug.wrappers import Request
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.memory import usage as M
 from torch_tb_profiler.analysis.memory.downsample import DEFAULT_MAX_POINTS
+from torch_tb_profiler.analysis.timeline import index as tl
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import (
     bad_request,
@@ -57,7 +58,11 @@ def curve(request: Request, store: RunStore) -> dict:
     profile = _profile_with_memory(request, store)
     start, end = _range(request)
     max_points = int_param(request, "max_points", DEFAULT_MAX_POINTS, lo=16, hi=200_000)
-    return M.curve(profile, _device(request, profile), start, end, max_points)
+    out = M.curve(profile, _device(request, profile), start, end, max_points)
+    # the one time origin of every view: the profile start the timeline counts from (memoized; the
+    # warm-up builds it once the overview is served)
+    out["origin_ts"] = tl.index(profile).start_us
+    return out
 
 
 def events(request: Request, store: RunStore) -> dict:

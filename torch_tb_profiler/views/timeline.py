@@ -14,6 +14,8 @@ import msgspec
 import numpy as np
 from werkzeug.wrappers import Request, Response
 
+from torch_tb_profiler.analysis.core.steps import device_steps
+from torch_tb_profiler.analysis.ops import kernels, operators
 from torch_tb_profiler.analysis.timeline import index as tl
 from torch_tb_profiler.analysis.timeline import queries, windows
 from torch_tb_profiler.analysis.timeline.events import details
@@ -106,6 +108,8 @@ def tracks(request: Request, store: RunStore) -> dict[str, Any]:
     profile = timeline_profile(request, store)
     idx = tl.index(profile)
     steps = profile.steps
+    # the Overview's step times extend each step to the end of its device work: give both
+    extended = {s["number"]: s for s in device_steps(profile)}
     return {
         "start_us": idx.start_us,
         "end_us": idx.end_us,
@@ -115,7 +119,17 @@ def tracks(request: Request, store: RunStore) -> dict[str, Any]:
         "groups": idx.groups,
         "tracks": [t.as_dict() for t in idx.tracks],
         "steps": [
-            {"number": int(n), "name": str(name), "start_us": float(ts), "end_us": float(end)}
+            {
+                "number": int(n),
+                "name": str(name),
+                "start_us": float(ts),
+                "end_us": float(end),
+                **(
+                    {"device_start_us": extended[int(n)]["start"], "device_end_us": extended[int(n)]["end"]}
+                    if int(n) in extended
+                    else {}
+                ),
+            }
             for n, name, ts, end in zip(
                 steps["number"], steps["name"], steps["ts"], steps["end"], strict=True
             )
@@ -210,42 +224,66 @@ def event(request: Request, store: RunStore) -> dict[str, Any]:
 def search(request: Request, store: RunStore) -> dict[str, Any]:
     query = param(request, "q")
     limit = int_param(request, "limit", 1000, lo=1, hi=windows.MAX_ITEMS)
-    offset = int_param(request, "offset", 0, lo=0, hi=2**62)
     exact = choice_param(request, "exact", ("0", "1"), "0") == "1"
     within = _optional_range(request)
-    idx = _index(request, store)
-    hits = queries.search_positions(idx, query, exact, within)
-    # a page of at most ``limit`` matches and SEARCH_MAX_BYTES of JSON (names may be 1 MB each)
-    matches, size = [], 0
-    for p in hits[offset : offset + limit]:
-        item = queries.brief(idx, int(p))
-        size += len(_encode(item)) + 1
-        if matches and size > SEARCH_MAX_BYTES:
-            break
-        matches.append(item)
-    end = min(offset, int(hits.size)) + len(matches)
+    offset = int_param(request, "offset", 0, lo=0, hi=2**62) if request.args.get("offset") else None
+    from_us = float_param(request, "from_us")
+    found = queries.search(
+        _index(request, store), query, exact, limit, within, offset, from_us, max_bytes=SEARCH_MAX_BYTES
+    )
+    end = found.offset + len(found.matches)
     out: dict[str, Any] = {
         "query": query,
-        "total": int(hits.size),
-        "offset": offset,
-        "truncated": end < hits.size,
-        "next_offset": end if end < hits.size else None,
-        "matches": matches,
+        "total": found.total,
+        "offset": found.offset,
+        "truncated": end < found.total,
+        "next_offset": end if end < found.total else None,
+        "matches": found.matches,
     }
+    if found.from_rank is not None:
+        out["from_rank"] = found.from_rank
     if within is not None:
         out.update(start_us=within[0], end_us=within[1])
     return out
+
+
+_LAUNCH_TEXT = ("op_name", "grid", "block")
+_LAUNCH_INT = ("regs", "shmem")
+
+
+def _instance_rows(request: Request, store: RunStore, name: str | None, kind: str) -> np.ndarray | None:
+    """The rows of one table row grouped finer than by name: an operator's ``input_shape``, a
+    kernel's op and launch shape (``op_name``, ``grid``, ``block``, ``regs``, ``shmem``); None for
+    neither."""
+    shape = request.args.get("input_shape")
+    launch: dict[str, str | int] = {k: request.args[k] for k in _LAUNCH_TEXT if k in request.args}
+    launch.update({k: int_param(request, k, -1, lo=-1) for k in _LAUNCH_INT if k in request.args})
+    if shape is None and not launch:
+        return None
+    if name is None:
+        raise bad_request("'input_shape' and the launch keys need a 'name'")
+    profile = timeline_profile(request, store)
+    if shape is not None:
+        if kind != "op" or launch:
+            raise bad_request("'input_shape' goes with kind=op (and no launch keys)")
+        return operators.instance_rows(profile, name, shape)
+    if kind != "kernel":
+        raise bad_request(f"the launch keys ({', '.join(_LAUNCH_TEXT + _LAUNCH_INT)}) go with kind=kernel")
+    return kernels.instance_rows(profile, name, launch)
 
 
 def longest(request: Request, store: RunStore) -> dict[str, Any]:
     at_us = float_param(request, "at_us")
     name = param(request, "name") if at_us is None or request.args.get("name") else None
     kind = choice_param(request, "kind", ("any", "op", "kernel"), "any")
-    found = queries.longest(_index(request, store), name, kind, at_us)
+    rows = _instance_rows(request, store, name, kind)
+    found = queries.longest(_index(request, store), name, kind, at_us, rows)
     if found is None:
         what = f"{'' if kind == 'any' else kind + ' '}event" + (
             f" named '{name}'" if name is not None else ""
         )
+        if rows is not None:
+            what += " of that shape" if kind == "op" else " of that op and launch shape"
         when = f" running at {at_us} µs" if at_us is not None else ""
         raise not_found(f"no {what}{when} in this profile")
     return found

@@ -2,9 +2,11 @@
 // a view can be linked and reloaded. Inside TensorBoard the app's frame is reloaded without a query
 // string, so the selection is also kept in TensorBoard's own address, after its tab name
 // (`#pytorch_profiler&run=…&view=…`, the `tab&key=value` form TensorBoard reads and keeps), and read
-// back from there when the frame starts empty.
+// back from there when the frame starts empty. Selector changes (run, view, worker, span, grouping)
+// add a history entry, zoom, pan and selection replace the current one; inside TensorBoard the entries
+// are TensorBoard's, and the frame follows its address when it changes (Back, Forward, a pasted link).
 
-import { useCallback, useEffect, useState } from "react";
+import { useCallback, useEffect, useRef, useState } from "react";
 
 export type UrlState = Record<string, string>;
 
@@ -60,17 +62,25 @@ export function toTabHash(state: UrlState): string {
   return `#${[PLUGIN_TAB, ...kv].join("&")}`;
 }
 
-/** TensorBoard's page when this app is its plugin frame (same origin), else null. */
-export function tensorBoardPage(): Window | null {
+/** TensorBoard's window when this app is its plugin frame (same origin), whatever tab it shows; else null. */
+function tensorBoardWindow(): Window | null {
   try {
     const p = window.parent;
     if (!p || p === window) return null;
-    const tb = p.document.querySelector("tb-webapp, tf-tensorboard") !== null;
-    const tab = p.location.hash === "" || p.location.hash.replace(/^#/, "").split("&")[0] === PLUGIN_TAB;
-    return tb && tab ? p : null;
+    return p.document.querySelector("tb-webapp, tf-tensorboard") !== null ? p : null;
   } catch {
     return null; // cross-origin parent (e.g. VS Code's webview)
   }
+}
+
+function isPluginTab(hash: string): boolean {
+  return hash === "" || hash === "#" || hash.replace(/^#/, "").split("&")[0] === PLUGIN_TAB;
+}
+
+/** TensorBoard's page when this app is its plugin frame and its address is this plugin's tab, else null. */
+export function tensorBoardPage(): Window | null {
+  const tb = tensorBoardWindow();
+  return tb && isPluginTab(tb.location.hash) ? tb : null;
 }
 
 /** The starting selection: the frame's own query string, else (inside TensorBoard) its address. */
@@ -81,32 +91,87 @@ export function initialState(): UrlState {
   return tb ? parseTabHash(tb.location.hash) : {};
 }
 
-function mirrorToTensorBoard(state: UrlState): void {
-  const tb = tensorBoardPage();
-  if (!tb) return;
-  const hash = toTabHash(state);
-  if (tb.location.hash !== hash) tb.history.replaceState(tb.history.state, "", tb.location.pathname + tb.location.search + hash);
+/** Same keys and values, whatever their order or escaping in an address. */
+export function sameState(a: UrlState, b: UrlState): boolean {
+  const ka = Object.keys(a).filter((k) => a[k] !== "");
+  const kb = Object.keys(b).filter((k) => b[k] !== "");
+  return ka.length === kb.length && ka.every((k) => a[k] === b[k]);
 }
 
-export function useUrlState(): [UrlState, (patch: Record<string, string | null | undefined>, push?: boolean) => void] {
+/** A link to this app showing `state`, in its own tab (the frame's own page with the state as query). */
+export function standaloneHref(state: UrlState): string {
+  return window.location.origin + window.location.pathname + toQuery(state);
+}
+
+/** Write the state into the addresses. Standalone, the frame's own history gets the entry. Inside
+ * TensorBoard the entry goes into TensorBoard's history (its address is the one users see, copy and
+ * go Back in) and the frame's own address is only replaced: an entry in both would take two Backs and
+ * leave the two addresses disagreeing after one. */
+function writeAddress(state: UrlState, push: boolean): void {
+  const q = toQuery(state);
+  const tb = tensorBoardPage();
+  if (q !== window.location.search) {
+    const url = window.location.pathname + q + window.location.hash;
+    if (push && !tb) window.history.pushState(null, "", url);
+    else window.history.replaceState(null, "", url);
+  }
+  if (!tb) return;
+  const hash = toTabHash(state);
+  if (sameState(parseTabHash(tb.location.hash), state)) return;
+  const url = tb.location.pathname + tb.location.search + hash;
+  if (push) tb.history.pushState(tb.history.state, "", url);
+  else tb.history.replaceState(tb.history.state, "", url);
+}
+
+export type SetUrlState = (patch: Record<string, string | null | undefined>, push?: boolean) => void;
+
+/** The selection and its setter (push: a new history entry; else the current one is replaced), and a
+ * counter of navigations made outside the app (Back, Forward, a pasted link inside TensorBoard): the
+ * views read their own state when they mount, so a caller remounts them when it changes. */
+export function useUrlState(): [UrlState, SetUrlState, number] {
   const [state, setState] = useState<UrlState>(initialState);
+  const [navigations, setNavigations] = useState(0);
+  const current = useRef(state);
+
   useEffect(() => {
-    const onPop = () => setState(parseQuery(window.location.search));
+    const follow = (next: UrlState) => {
+      if (sameState(next, current.current)) return;
+      current.current = next;
+      setState(next);
+      setNavigations((n) => n + 1);
+    };
+    const onPop = () => {
+      if (!tensorBoardPage()) follow(parseQuery(window.location.search));
+    };
     window.addEventListener("popstate", onPop);
-    return () => window.removeEventListener("popstate", onPop);
+    // Inside TensorBoard: Back, Forward and an edited `#pytorch_profiler&…` change TensorBoard's
+    // address only (its page does not reload the frame); follow it, and keep the frame's own address
+    // (what "Open in new tab" and a frame reload read) in step.
+    const tb = tensorBoardWindow();
+    const onTabHash = () => {
+      const t = tensorBoardPage();
+      if (!t) return; // another TensorBoard tab
+      const next = parseTabHash(t.location.hash);
+      if (sameState(next, current.current)) return;
+      window.history.replaceState(null, "", window.location.pathname + toQuery(next) + window.location.hash);
+      follow(next);
+    };
+    tb?.addEventListener("hashchange", onTabHash);
+    tb?.addEventListener("popstate", onTabHash);
+    return () => {
+      window.removeEventListener("popstate", onPop);
+      tb?.removeEventListener("hashchange", onTabHash);
+      tb?.removeEventListener("popstate", onTabHash);
+    };
   }, []);
-  const update = useCallback((patch: Record<string, string | null | undefined>, push = false) => {
-    setState((prev) => {
-      const next = mergeState(prev, patch);
-      const q = toQuery(next);
-      if (q !== window.location.search) {
-        const url = window.location.pathname + q + window.location.hash;
-        if (push) window.history.pushState(null, "", url);
-        else window.history.replaceState(null, "", url);
-      }
-      mirrorToTensorBoard(next);
-      return next;
-    });
+
+  const update = useCallback<SetUrlState>((patch, push = false) => {
+    // the side effects run here, once per call (a state updater may run twice)
+    const next = mergeState(current.current, patch);
+    if (sameState(next, current.current)) return;
+    current.current = next;
+    writeAddress(next, push);
+    setState(next);
   }, []);
-  return [state, update];
+  return [state, update, navigations];
 }

@@ -27,8 +27,12 @@ export interface TlTrack {
 export interface TlStep {
   number: number;
   name: string;
+  /** the host range (ProfilerStep#N) */
   start: number;
   end: number;
+  /** the step extended to the end of its device work (the Overview's step time); null when not given */
+  deviceStart: number | null;
+  deviceEnd: number | null;
 }
 
 export interface TlTracks {
@@ -71,6 +75,8 @@ export function readTracks(d: unknown): TlTracks {
       name: str(s, "name"),
       start: num(s, "start_us") ?? 0,
       end: num(s, "end_us") ?? 0,
+      deviceStart: num(s, "device_start_us") ?? null,
+      deviceEnd: num(s, "device_end_us") ?? null,
     })),
   };
 }
@@ -244,6 +250,10 @@ function readCaptureLink(c: unknown): { file: string; launch: string } | null {
 export interface TlSearch {
   query: string;
   total: number;
+  /** the rank of `matches[0]` among all matches (in start-time order) */
+  offset: number;
+  /** the rank of the first match at or after the `from_us` asked for (`total` when none); null unasked */
+  fromRank: number | null;
   truncated: boolean;
   matches: TlPlace[];
 }
@@ -253,6 +263,8 @@ export function readSearch(d: unknown): TlSearch {
   return {
     query: str(d, "query"),
     total: num(d, "total") ?? matches.length,
+    offset: num(d, "offset") ?? 0,
+    fromRank: num(d, "from_rank") ?? null,
     truncated: get(d, "truncated") === true,
     matches,
   };

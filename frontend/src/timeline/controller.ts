@@ -6,7 +6,7 @@
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
 import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
 import { type Layout, ROW_H, buildLayout, groupKey, lineAt, rowAt, toggle, trackKey, tracksIn } from "./layout";
-import { type Range, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
+import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
 import {
   AXIS_H,
   type Palette,
@@ -169,9 +169,12 @@ export class TimelineController {
 
   /** Bring an event (absolute times) into the view: centred at ~5× its width, fitted with a margin,
    * or just panned to when off screen; and scroll its row into sight. */
-  reveal(p: TlPlace, mode: "centre" | "fit" | "pan" = "centre"): void {
+  /** Bring an event into view: "centre" zoomed around it, "keep" centred at the current zoom (fitted
+   * when wider), "fit" fitted to it, "pan" only when off screen. */
+  reveal(p: TlPlace, mode: "centre" | "keep" | "fit" | "pan" = "centre"): void {
     const start = p.start - this.base;
     if (mode === "centre") this.setView(centreOn(start, p.dur, this.view, this.total));
+    else if (mode === "keep") this.setView(centreKeepingZoom(start, p.dur, this.view, this.total));
     else if (mode === "fit") this.setView(fitRange(start, start + p.dur, this.total, 0.25));
     else if (start > this.view.t1 || start + p.dur < this.view.t0) {
       const span = this.view.t1 - this.view.t0;
@@ -216,6 +219,12 @@ export class TimelineController {
 
   get areaW(): number {
     return Math.max(1, this.cssW - LABEL_W);
+  }
+
+  /** The trace time (absolute µs) at `x` css px from the left of the tracks or ruler canvas; null over
+   * the label column. */
+  timeAtX(x: number): number | null {
+    return x < LABEL_W ? null : this.base + xToTime(this.view, this.areaW, x - LABEL_W);
   }
 
   private vp(height: number): Viewport {

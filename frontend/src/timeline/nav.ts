@@ -41,6 +41,15 @@ export function fitRange(a: number, b: number, total: number, pad = 0.05): Range
   return clampView({ t0: a - w * pad, t1: b + w * pad }, total);
 }
 
+/** A view centred on an event at the current zoom; when the event is wider than the window, a view
+ * fitted to it (with a margin). Stepping through search matches, as Perfetto does. */
+export function centreKeepingZoom(start: number, dur: number, current: Range, total: number): Range {
+  const span = current.t1 - current.t0;
+  const w = dur <= span ? span : Math.max(dur * 1.1, MIN_SPAN);
+  const mid = start + dur / 2;
+  return clampView({ t0: mid - w / 2, t1: mid + w / 2 }, total);
+}
+
 /** A view centred on an event, `times` × its duration wide (never narrower than 1 µs); the current
  * width is kept when it is up to 20 times that (stepping through search matches keeps one zoom). */
 export function centreOn(start: number, dur: number, current: Range, total: number, times = 5): Range {

@@ -5,6 +5,7 @@ import { Pie } from "../components/Pie";
 import { fileSlug } from "../lib/csv";
 import { arr, get, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
+import { findWith } from "./findWith";
 import { PAGE, readPage, useLast } from "./Operator";
 import { type Slice, tensorCoreSlices } from "./shape";
 import { type ViewProps, profileParams } from "./types";
@@ -110,7 +111,13 @@ export function readMatrixUnits(data: unknown): string {
   return str(data, "matrix_units");
 }
 
-function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (name: string) => void): Column<KernelRow>[] {
+/** A row grouped by op and launch shape as `timeline/longest`'s filters (the table's own values: no
+ * op is "", an unrecorded register or shared-memory count -1). */
+export function launchOf(r: KernelRow): Record<string, string> {
+  return { op_name: r.operator ?? "", grid: r.grid ?? "", block: r.block ?? "", regs: String(r.regs ?? -1), shmem: String(r.shmem ?? -1) };
+}
+
+function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (row: KernelRow) => void): Column<KernelRow>[] {
   const cols: Column<KernelRow>[] = [
     {
       id: "name",
@@ -118,7 +125,13 @@ function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (
       kind: "text",
       value: (r) => r.name,
       width: "minmax(200px, 5fr)",
-      render: (r) => <TimelineLink name={r.name} onShow={show} />,
+      render: (r) => (
+        <TimelineLink
+          name={r.name}
+          onShow={() => show(r)}
+          title={detailed ? "Show the longest launch of this kernel from this op with this launch shape in the timeline (Trace view)" : undefined}
+        />
+      ),
     },
   ];
   if (detailed) {
@@ -184,7 +197,10 @@ export function KernelView(p: ViewProps): ReactNode {
   const setState = p.setState;
   const units = readMatrixUnits(pies.data);
   const columns = useMemo(
-    () => columnsFor(rows ?? [], detailed, units, (name) => setState({ view: "Trace", find: `kernel:${name}`, sel: null, t0: null, t1: null }, true)),
+    () =>
+      columnsFor(rows ?? [], detailed, units, (r) =>
+        setState({ view: "Trace", find: `kernel:${r.name}`, fwith: detailed ? findWith(launchOf(r)) : null, sel: null, t0: null, t1: null }, true),
+      ),
     [rows, detailed, units, setState],
   );
   const tcSlices = useMemo(

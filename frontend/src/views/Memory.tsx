@@ -57,7 +57,7 @@ function eventColumns(t0: number, show: (allocTs: number) => void): Column<Event
       render: (r) => (r.allocTs === null ? r.operator : <TimelineLink name={r.operator} onShow={() => show(r.allocTs!)} title="Show the op that made this allocation in the timeline (Trace view)" />),
     },
     { id: "bytes", header: "Size", kind: "bytes", value: (r) => r.bytes },
-    { id: "alloc", header: "Allocated at", kind: "duration", value: (r) => (r.allocTs === null ? null : r.allocTs - t0), tooltip: "Time since the first memory record" },
+    { id: "alloc", header: "Allocated at", kind: "duration", value: (r) => (r.allocTs === null ? null : r.allocTs - t0), tooltip: "Time since the profile's start (as on the Trace view's ruler)" },
     { id: "free", header: "Freed at", kind: "duration", value: (r) => (r.freeTs === null ? null : r.freeTs - t0), tooltip: "Empty: never freed within the trace" },
     { id: "duration", header: "Lifetime", kind: "duration", value: (r) => r.duration },
   ];
@@ -78,7 +78,9 @@ export function readDevices(data: unknown) {
 /** `memory/curve`: the step curve (µs, bytes) and peaks. */
 export function readCurve(d: unknown) {
   const ts = arr(d, "ts") as number[];
-  const t0 = num(d, "first_ts") ?? ts[0] ?? 0;
+  // times count from the profile's start, as on the Trace view's ruler (so an allocation's time lies
+  // inside the op its link selects)
+  const t0 = num(d, "origin_ts") ?? num(d, "first_ts") ?? ts[0] ?? 0;
   return {
     t0,
     ts,

@@ -321,7 +321,7 @@ function Inside({ p, a, node }: { p: ViewProps; a: ModulesAnswer; node: ModuleNo
   const rows = useMemo(() => (data === undefined ? null : readRows(data)), [data]);
   const setState = p.setState;
   const columns = useMemo(
-    () => operatorColumns(a.has_device, false, (name) => setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true)),
+    () => operatorColumns(a.has_device, false, (r) => setState({ view: "Trace", find: `op:${r.name}`, sel: null, t0: null, t1: null }, true)),
     [a.has_device, setState],
   );
   if (error) return <ErrorBox error={error} what="the operators inside this module" />;

@@ -10,6 +10,7 @@ import { type Frame, readFrames } from "../lib/source";
 import { useApi } from "../lib/useApi";
 import type { Slice } from "./shape";
 import { type ViewProps, profileParams } from "./types";
+import { findWith } from "./findWith";
 
 export interface OpRow {
   name: string;
@@ -126,9 +127,10 @@ function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: 
 
 /** units: the device's matrix units ("Tensor Cores", "Matrix Cores"); "" hides the TC columns;
  * replayed: show the graph-replay column (some row ran in graph replays). */
-export function operatorColumns(withDevice: boolean, withShape: boolean, show?: (name: string) => void, units = "Tensor Cores", replayed = false): Column<OpRow>[] {
+export function operatorColumns(withDevice: boolean, withShape: boolean, show?: (row: OpRow) => void, units = "Tensor Cores", replayed = false): Column<OpRow>[] {
+  const tip = withShape ? "Show the longest call of this operator with this input shape in the timeline (Trace view)" : undefined;
   const cols: Column<OpRow>[] = [
-    { id: "name", header: "Operator", kind: "text", value: (r) => r.name, ...(show ? { render: (r: OpRow) => <TimelineLink name={r.name} onShow={show} /> } : {}) },
+    { id: "name", header: "Operator", kind: "text", value: (r) => r.name, ...(show ? { render: (r: OpRow) => <TimelineLink name={r.name} onShow={() => show(r)} title={tip} /> } : {}) },
   ];
   if (withShape)
     cols.push({ id: "input_shape", header: "Input shape", kind: "text", value: (r) => r.inputShape ?? "", width: "minmax(160px, 2fr)" });
@@ -222,7 +224,7 @@ export function OperatorView(p: ViewProps): ReactNode {
       operatorColumns(
         withDevice,
         groupBy === "name_input_shape",
-        (name) => setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true),
+        (r) => setState({ view: "Trace", find: `op:${r.name}`, fwith: r.inputShape !== null ? findWith({ input_shape: r.inputShape }) : null, sel: null, t0: null, t1: null }, true),
         units,
         hasReplays,
       ),

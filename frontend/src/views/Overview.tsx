@@ -185,7 +185,9 @@ export function OverviewView(p: ViewProps): ReactNode {
         // the step's total first, then each category with its share of the step (as the original)
         formatter: (items: { dataIndex: number; seriesName: string; value: number }[]) => {
           const i = items[0]?.dataIndex ?? 0;
-          return stepTooltip(labels[i] ?? "", shaped.steps[i]?.duration ?? null, items, formatDuration);
+          const st = shaped.steps[i];
+          const host = st?.host_start !== undefined && st.host_end !== undefined ? st.host_end - st.host_start : null;
+          return stepTooltip(labels[i] ?? "", st?.duration ?? null, items, formatDuration, host);
         },
       },
       legend: { top: 0, type: "scroll" },
@@ -341,7 +343,10 @@ export function OverviewView(p: ViewProps): ReactNode {
                 if (name) p.setState({ view: "Trace", find: `op:${name}`, sel: null, t0: null, t1: null }, true);
               }}
             />
-            <div className="muted">Click a step's bar to show it in the timeline (Trace view).</div>
+            <div className="muted" data-testid="step-time-note">
+              Click a step's bar to show it in the timeline (Trace view). A step's time runs from its start to the end of the device work it
+              launched, so it can be longer than the ProfilerStep range the Trace view's ruler draws; hover a bar (or a step on that ruler) for both.
+            </div>
           </>
         )}
       </Section>

@@ -11,17 +11,18 @@ import {
   type TlAggRow,
   type TlEvent,
   type TlPlace,
-  type TlSearch,
   type TlTracks,
   readAggregate,
   readEvent,
   readPlace,
-  readSearch,
   readTracks,
 } from "../timeline/api";
 import { type Detail, TimelineController } from "../timeline/controller";
 import { decodeWindow } from "../timeline/decode";
+import { rulerTitle } from "../timeline/steps";
 import { type Range, formatTime } from "../timeline/nav";
+import { readFindWith } from "./findWith";
+import { useTimelineSearch } from "./traceSearch";
 import { type ViewProps, profileParams } from "./types";
 
 /** `find` values other views link with: `kernel:<name>`, `op:<name>` or `any:<name>` (the longest event
@@ -127,8 +128,6 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   const statusRef = useRef<HTMLSpanElement>(null);
   const [windowError, setWindowError] = useState<Error | null>(null);
   const [query, setQuery] = useState("");
-  const [found, setFound] = useState<{ answer: TlSearch | null; error: Error | null; busy: boolean }>({ answer: null, error: null, busy: false });
-  const [k, setK] = useState(-1);
   const [highlightAll, setHighlightAll] = useState(false);
   /** "In view": the search is limited to the window shown when the query or the box last changed */
   const [inView, setInView] = useState(false);
@@ -245,7 +244,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     const f = parseFind(p.state.find);
     if (!f) return;
     let live = true;
-    const query = f.at === null ? { name: f.name, kind: f.kind } : { at_us: f.at, kind: f.kind };
+    // a row grouped by shape (or op and launch shape): the longest instance of that row
+    const query = f.at === null ? { name: f.name, kind: f.kind, ...readFindWith(p.state.fwith) } : { at_us: f.at, kind: f.kind };
     p.api.get<unknown>("timeline/longest", { ...base, ...query }).then(
       (d) => {
         if (!live) return;
@@ -253,13 +253,13 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         revealNext.current = false;
         ctlRef.current?.reveal(place, "fit");
         setSelId(place.id);
-        setStateRef.current({ find: null, sel: place.id });
+        setStateRef.current({ find: null, fwith: null, sel: place.id });
       },
       (e: unknown) => {
         if (!live) return;
         const what = f.at === null ? `"${f.name}"` : `No ${f.kind === "any" ? "event" : f.kind} at that time`;
         setFindError(`${what} was not found in the timeline (${e instanceof Error ? e.message : String(e)})`);
-        setStateRef.current({ find: null });
+        setStateRef.current({ find: null, fwith: null });
       },
     );
     return () => {
@@ -267,47 +267,30 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     };
   }, [p.state.find]);
 
-  // search: as you type (debounced); Enter / Shift+Enter step through the matches
-  useEffect(() => {
-    const q = query.trim();
-    setK(-1);
-    if (!q) {
-      setFound({ answer: null, error: null, busy: false });
-      return;
-    }
-    const ctl = new AbortController();
-    setFound((f) => ({ ...f, busy: true }));
-    const within = inView && searchRange ? { start_us: tracks.start + searchRange.t0, end_us: tracks.start + searchRange.t1 } : {};
-    const timer = window.setTimeout(() => {
-      p.api.get<unknown>("timeline/search", { ...base, q, limit: 10000, ...within }, ctl.signal).then(
-        (d) => setFound({ answer: readSearch(d), error: null, busy: false }),
-        (e: unknown) => {
-          if (!ctl.signal.aborted) setFound({ answer: null, error: e instanceof Error ? e : new Error(String(e)), busy: false });
-        },
-      );
-    }, 250);
-    return () => {
-      window.clearTimeout(timer);
-      ctl.abort();
-    };
-  }, [query, inView, searchRange]);
-
+  // search: counted as you type; Enter / Shift+Enter step through the matches (traceSearch.ts)
+  const within = useMemo(
+    () => (inView && searchRange ? { start_us: tracks.start + searchRange.t0, end_us: tracks.start + searchRange.t1 } : null),
+    [inView, searchRange, tracks.start],
+  );
+  const found = useTimelineSearch({
+    api: p.api,
+    base,
+    query,
+    within,
+    // "In view" searches the window itself: its first match is the first to go to
+    windowStart: () => (ctlRef.current && !within ? tracks.start + ctlRef.current.view.t0 : null),
+    onGo: (m) => {
+      revealNext.current = false;
+      ctlRef.current?.reveal(m, "keep");
+      select(m.id);
+    },
+  });
+  const k = found.k;
   const matches = found.answer?.matches ?? [];
-  const currentMatch = k >= 0 ? (matches[k] ?? null) : null;
   useEffect(() => {
-    ctlRef.current?.setMarks(highlightAll ? matches : [], currentMatch);
-  }, [found.answer, highlightAll, currentMatch]);
-
-  const goTo = (i: number) => {
-    if (!matches.length) return;
-    const n = ((i % matches.length) + matches.length) % matches.length;
-    const m = matches[n];
-    if (!m) return;
-    setK(n);
-    revealNext.current = false;
-    ctlRef.current?.reveal(m, "centre");
-    select(m.id);
-  };
+    ctlRef.current?.setMarks(highlightAll ? matches : [], found.current);
+  }, [found.answer, highlightAll, found.current]);
+  const goTo = found.step;
 
   const goToPlace = (pl: TlPlace) => {
     revealNext.current = false;
@@ -324,7 +307,6 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   else if (found.answer) {
     const total = found.answer.total;
     countText = total === 0 ? "no matches" : k >= 0 ? `${formatCount(k + 1)} of ${formatCount(total)}` : `${formatCount(total)} match${total === 1 ? "" : "es"}`;
-    if (found.answer.truncated) countText += ` (first ${formatCount(matches.length)} reachable)`;
     if (inView && searchRange) countText += " in view";
   }
 
@@ -348,14 +330,14 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
           onKeyDown={(e) => {
             if (e.key === "Enter") {
               e.preventDefault();
-              goTo(e.shiftKey ? k - 1 : k + 1);
+              goTo(e.shiftKey ? -1 : 1);
             }
           }}
         />
-        <button type="button" className="btn" onClick={() => goTo(k - 1)} disabled={!matches.length} title="Previous match (Shift+Enter)">
+        <button type="button" className="btn" onClick={() => goTo(-1)} disabled={!found.answer?.total} title="Previous match (Shift+Enter)">
           ‹
         </button>
-        <button type="button" className="btn" onClick={() => goTo(k + 1)} disabled={!matches.length} title="Next match (Enter)">
+        <button type="button" className="btn" onClick={() => goTo(1)} disabled={!found.answer?.total} title="Next match (Enter)">
           ›
         </button>
         <span className="muted" data-testid="timeline-search-count">
@@ -398,7 +380,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       {windowError && <ErrorBox error={windowError} what="this part of the timeline" />}
       <div className="timeline" ref={rootRef} data-testid="timeline" data-state="loading" tabIndex={0}>
         <canvas ref={miniRef} className="tl-minimap" data-testid="timeline-minimap" />
-        <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" />
+        <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" onMouseMove={(e) => rulerTitle(e.currentTarget, e.clientX, ctlRef.current, tracks)} />
         <div className="tl-main">
           <canvas ref={mainRef} />
         </div>

@@ -193,8 +193,16 @@ export function evidenceRows(evidence: unknown, fmt: { duration: (us: number) =>
 }
 
 /** The step chart's tooltip: the step's total, then each category's time and share of the step. */
-export function stepTooltip(step: string, total: number | null, items: { seriesName: string; value: number }[], duration: (us: number) => string): string {
+export function stepTooltip(
+  step: string,
+  total: number | null,
+  items: { seriesName: string; value: number }[],
+  duration: (us: number) => string,
+  host: number | null = null,
+): string {
   const sum = total ?? items.reduce((s, x) => s + x.value, 0);
   const lines = items.map((x) => `${x.seriesName}: ${duration(x.value)} (${sum > 0 ? ((100 * x.value) / sum).toFixed(1) : "0.0"} %)`);
-  return [`Step ${step}: ${duration(sum)}`, ...lines].join("\n");
+  // the step time runs to the end of the step's device work; the Trace view's ruler draws the host range
+  const head = host === null ? [`Step ${step}: ${duration(sum)}`] : [`Step ${step}: ${duration(sum)} to the end of its device work`, `host range ${duration(host)} (as the Trace view's ruler)`];
+  return [...head, ...lines].join("\n");
 }

@@ -72,6 +72,19 @@ def _kernel_rows(profile) -> pd.DataFrame:
     )
 
 
+def instance_rows(profile, name: str, launch: dict[str, str | int]) -> np.ndarray:
+    """Rows in ``device`` of the launches one row of the table grouped by op and launch shape stands
+    for: the kernel ``name`` and the given ``LAUNCH_KEYS`` values as the table shows them (``op_name``
+    "" for no op, ``regs``/``shmem`` -1 when not recorded)."""
+    rows = kernel_rows(profile)
+    sel = (rows["name"] == name).to_numpy().copy()
+    for key, value in launch.items():
+        sel &= (rows[key] == value).to_numpy()
+    if not len(profile.device):
+        return np.zeros(0, np.int64)
+    return np.flatnonzero(profile.device["kind"].to_numpy() == "kernel")[sel]
+
+
 def _int_or_missing(col: pd.Series) -> np.ndarray:
     """regs/shmem as int64 with -1 for missing (the model may store them as float with NaN)."""
     values = pd.to_numeric(col, errors="coerce").to_numpy(dtype=np.float64)

@@ -411,6 +411,14 @@ def python_frames(profile, op_rows: np.ndarray) -> list[tuple[str, ...]]:
     return out
 
 
+def instance_rows(profile, name: str, input_shape: str) -> np.ndarray:
+    """Rows in ``ops`` of the calls one row of the table grouped by input shape stands for (its name
+    and shape label as the table shows them)."""
+    rows = operator_rows(profile)
+    sel = (rows["name"] == name) & (rows["input_shape"] == input_shape)
+    return rows["op"].to_numpy()[sel.to_numpy()]
+
+
 def operator_stacks(profile, name: str, input_shape: str | None = None) -> list[dict[str, Any]]:
     """The calls of one operator (optionally one input shape) grouped by call stack.
 

@@ -78,6 +78,8 @@ def _version(key: str, value: str | int | float) -> str | int | float:
 
 def step_rows(profile) -> list[dict[str, Any]]:
     table = breakdown.per_step(profile)
+    # the host range (ProfilerStep#N, what the Trace view's ruler draws) beside the device-extended one
+    host = profile.steps.set_index("number")[["ts", "end"]] if len(profile.steps) else None
     out = []
     for rec in table.to_dict(orient="records"):
         row = {
@@ -87,6 +89,9 @@ def step_rows(profile) -> list[dict[str, Any]]:
             "end_us": float(rec["end"]),
             "duration_us": float(rec["duration"]),
         }
+        if host is not None and int(rec["number"]) in host.index:
+            ts, end = host.loc[int(rec["number"])]
+            row.update(host_start_us=float(ts), host_end_us=float(end))
         row.update({f"{c}_us": float(rec[c]) for c in breakdown.CATEGORIES})
         out.append(row)
     return out

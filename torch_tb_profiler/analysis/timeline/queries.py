@@ -4,14 +4,17 @@ search by name, the longest instance, and the aggregates of an area (docs/metric
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
+import msgspec
 import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.analysis.timeline.index import KINDS, NESTING_KINDS, TimelineIndex, row_above
 
 _ID = re.compile(r"^([a-z]+):(\d+)$")
+_encode = msgspec.json.Encoder().encode  # as the routes write an answer: a search page's size
 
 
 def parse_id(text: str) -> tuple[str, int]:
@@ -61,17 +64,48 @@ def self_times(idx: TimelineIndex) -> np.ndarray:
     return out
 
 
+@dataclass(frozen=True)
+class SearchPage:
+    """One page of a search's matches (in start-time order): ``matches`` are ranks
+    ``offset .. offset + len(matches) - 1`` of ``total``; ``from_rank``: the rank of the first match
+    starting at or after the time asked for (``total`` when none does), None when none was asked."""
+
+    total: int
+    offset: int
+    from_rank: int | None
+    matches: list[dict[str, Any]]
+
+
 def search(
     idx: TimelineIndex,
     query: str,
     exact: bool,
     limit: int,
     within: tuple[float, float] | None = None,
-) -> tuple[int, list[dict[str, Any]]]:
+    offset: int | None = None,
+    from_us: float | None = None,
+    max_bytes: int | None = None,
+) -> SearchPage:
     """Events whose name contains (or, ``exact``, equals) ``query``, case-insensitive, by start time;
-    with ``within`` = (start, end) only those overlapping that range. (total, the first ``limit``)."""
+    with ``within`` = (start, end) only those overlapping that range. The page of at most ``limit``
+    matches (and ``max_bytes`` of their JSON, at least one) from rank ``offset``; without ``offset``, from
+    ``from_rank`` when ``from_us`` is given (the first match at or after that time, as Enter in a search
+    box goes to; the first match when none is), else from the first."""
     hits = search_positions(idx, query, exact, within)
-    return int(hits.size), [brief(idx, int(p)) for p in hits[:limit]]
+    total = int(hits.size)
+    from_rank = None if from_us is None else int(np.searchsorted(idx.ts[hits], from_us, side="left"))
+    if offset is None:
+        offset = from_rank if from_rank is not None and from_rank < total else 0
+    offset = min(offset, total)
+    page, size = [], 0
+    for p in hits[offset : offset + limit]:
+        item = brief(idx, int(p))
+        if max_bytes is not None:
+            size += len(_encode(item)) + 1
+            if page and size > max_bytes:
+                break
+        page.append(item)
+    return SearchPage(total, offset, from_rank, page)
 
 
 def search_positions(
@@ -93,12 +127,18 @@ def search_positions(
 
 
 def longest(
-    idx: TimelineIndex, name: str | None, kind: str, at_us: float | None = None
+    idx: TimelineIndex,
+    name: str | None,
+    kind: str,
+    at_us: float | None = None,
+    rows: np.ndarray | None = None,
 ) -> dict[str, Any] | None:
     """The longest event named ``name`` (any name when None) of that kind ("op", "kernel" for device
     events, "any"); with ``at_us``, among those running at that time the one that started last (the
     innermost; the longest of those starting together): "Show in timeline" for one instance, such as the
-    op that made an allocation or a straggler's collective call."""
+    op that made an allocation or a straggler's collective call. ``rows`` (rows of the kind's table)
+    narrows to the instances of one table row grouped finer than by name (by input shape, by op and
+    launch shape)."""
     if name is not None:
         codes = np.flatnonzero(idx.names == name)
         if not codes.size:
@@ -110,6 +150,8 @@ def longest(
         hits = hits[idx.kind[hits] == KINDS.index("op")]
     elif kind == "kernel":
         hits = hits[idx.kind[hits] == KINDS.index("dev")]
+    if rows is not None:
+        hits = hits[np.isin(idx.row[hits], rows)]
     if at_us is not None:
         hits = hits[(idx.ts[hits] <= at_us) & (idx.end[hits] >= at_us)]
     if not hits.size:
