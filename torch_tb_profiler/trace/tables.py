@@ -346,7 +346,16 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
     raws = _raws(events)
     parts: dict[str, list[Any]] = {
         k: []
-        for k in ("ext_id", "seq", "fwd_tid", "flops", "input_dims", "input_types", "concrete_inputs", "call_stack")
+        for k in (
+            "ext_id",
+            "seq",
+            "fwd_tid",
+            "flops",
+            "input_dims",
+            "input_types",
+            "concrete_inputs",
+            "call_stack",
+        )
     }
     stacks: dict[str, str] = {}
     comm_rows: list[int] = []
