@@ -121,13 +121,23 @@ function tooltipText(r: RoofRow): string {
   return lines.join("\n");
 }
 
+/** The dtypes drawn as roofs: those of the rows that have a peak on this device. */
+function roofDtypes(m: RoofModel): string[] {
+  if (!m.device.tbps) return [];
+  return [...new Set(m.rows.map((r) => r.peakDtype).filter((d) => d && m.device.peaks[d] !== undefined))];
+}
+
+function roofCount(m: RoofModel): number {
+  return roofDtypes(m).length;
+}
+
 function chartOption(m: RoofModel, plotted: RoofRow[], selected: number | null): Record<string, unknown> {
   const xs = plotted.map((r) => r.intensity as number);
   const ridges = Object.values(m.ridge);
   const lo = Math.min(0.1, ...xs) / 2;
   const hi = Math.max(1000, ...xs, ...ridges) * 2;
   const maxUs = Math.max(1, ...plotted.map((r) => r.deviceUs));
-  const dtypes = [...new Set(m.rows.map((r) => r.peakDtype).filter((d) => d && m.device.peaks[d] !== undefined))];
+  const dtypes = roofDtypes(m);
   const series: Record<string, unknown>[] = [
     {
       name: "rows",
@@ -255,6 +265,7 @@ export function RooflineView(p: ViewProps): ReactNode {
         {plotted.length === 0 ? (
           <Empty title="No row with known FLOPs and bytes">The table lists what is known.</Empty>
         ) : (
+          <div data-testid="roofline-plot" data-points={plotted.length} data-roofs={roofCount(model)}>
           <Chart
             option={option}
             height={420}
@@ -264,6 +275,7 @@ export function RooflineView(p: ViewProps): ReactNode {
               if (series === 0) setSelected(plotted[index] ?? null);
             }}
           />
+          </div>
         )}
         <div className="muted">
           Point area ∝ device time; lines: the roof of each dtype present (min(peak, intensity × bandwidth)), diamonds the ridge points.
