@@ -130,6 +130,7 @@ def test_unknown_device_gives_absolute_figures_only(tmp_path: Path) -> None:
     [
         ("Tesla V100-SXM2-16GB", 16, 80, "V100 SXM2"),
         ("Tesla V100-PCIE-32GB", 32, 80, "V100 PCIe"),
+        ("Tesla V100-DGXS-32GB", 31.7, 80, "V100 SXM2"),  # kineto_samples: DGX Station's SXM2 part
         ("NVIDIA A100-SXM4-40GB", 39.4, 108, "A100 40GB (PCIe/SXM4)"),
         ("NVIDIA A100-PG509-200", 39.4, 108, "A100 40GB (PCIe/SXM4)"),
         ("NVIDIA A100-SXM4-80GB", 79.2, 108, "A100 80GB SXM4"),
@@ -188,6 +189,9 @@ def test_without_a_name_the_architecture_sm_count_and_memory_must_name_one_produ
     }
     found = P.match(mi2xx, "ROCm")
     assert found.peak is None and "several products" in found.how
+    # sm_70 with 80 SMs and 32 GiB: V100 SXM2, PCIe or V100S (rows without a memory size stay candidates)
+    v100 = {"name": "", "totalGlobalMem": 34084028416, "computeMajor": 7, "computeMinor": 0, "numSms": 80}
+    assert P.match(v100, "CUDA").peak is None
     # compute capability alone never names a product
     assert P.match({"name": "", "computeMajor": 9, "computeMinor": 0}, "CUDA").peak is None
     h100 = {"name": "", "totalGlobalMem": 85018279936, "computeMajor": 9, "computeMinor": 0, "numSms": 132}

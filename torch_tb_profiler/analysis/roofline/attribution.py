@@ -41,12 +41,14 @@ def _op_work(profile) -> pd.DataFrame:
         )
     columns = [c for c in ("name", "input_dims", "input_types", "concrete_inputs") if c in ops.columns]
     coded = [names.factorized(profile, "ops", c) for c in columns]
-    keys = np.stack([codes for codes, _ in coded], axis=1)
-    distinct, inverse = np.unique(keys, axis=0, return_inverse=True)
-    inverse = inverse.reshape(-1)
+    # one code per distinct (name, dims, types, concrete): pairwise, each product < n² (no overflow)
+    inverse = coded[0][0]
+    for codes, values in coded[1:]:
+        inverse = pd.factorize(inverse * (len(values) + 1) + codes)[0].astype(np.int64)
+    first = np.unique(inverse, return_index=True)[1]  # a row of each distinct combination
     found = []
-    for key in distinct:
-        texts = [values[code] for (_, values), code in zip(coded, key, strict=True)]
+    for row in first:
+        texts = [values[codes[row]] for codes, values in coded]
         texts += [""] * (4 - len(texts))
         found.append(W.model(texts[0], W.parse(texts[1], texts[2], texts[3])))
     flops = np.array([np.nan if w.flops is None else w.flops for w in found])[inverse]
