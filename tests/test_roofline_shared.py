@@ -54,6 +54,27 @@ def test_sglang_gemms_match_the_peer_within_one_percent(sglang) -> None:
     assert checked == 5
 
 
+def test_sglang_wrappers_show_their_leaves_work_as_subtree_totals(sglang) -> None:
+    """aiter::gemm_a16w16 → aten::linear → aten::matmul → aten::mm: the peer's aiter rows have the same
+    GFLOPS as its aten::mm rows; ours are the subtree totals (``ops_total``), the work held once by mm."""
+    peer = shared_trace("tracelens/sglang_decode/tracelens_answers/GEMM.csv")
+    totals = F.op_total_rows(sglang)
+    aiter = totals[totals["name"] == "aiter::gemm_a16w16"]
+    # aiter's weight is [N, K]: key by (N, K)
+    by_nk = {tuple(json.loads(r["input_dims"])[1]): r for r in F.records(aiter)}
+    checked = 0
+    for want in csv.DictReader(peer.open(encoding="utf-8")):
+        if want["name"] == "aiter::gemm_a16w16":
+            got = by_nk[(int(want["param: N"]), int(want["param: K"]))]
+            assert got["flops"] / got["calls"] / 1e9 == pytest.approx(float(want["GFLOPS_first"]), rel=0.01)
+            assert got["scope"] == "subtree" and got["holders"] == got["calls"]
+            checked += 1
+    assert checked == 4
+    # the leaves' rows hold the FLOPs once: Σ over holders = Σ over the aten::mm rows
+    rows = F.op_rows(sglang)
+    assert rows["flops"].sum() == pytest.approx(rows.loc[rows["name"] == "aten::mm", "flops"].sum())
+
+
 def test_sglang_device_and_mfu(sglang) -> None:
     dev = F.device(sglang)
     assert dev["matched_peak_name"] == "MI300X" and dev["peaks"]["bf16"] == 1307.4

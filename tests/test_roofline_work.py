@@ -145,6 +145,19 @@ def test_attention_forward_and_causal() -> None:
     assert gqa.flops == 4 * 8 * 16 * 32 * 64
 
 
+def test_attention_backward_is_two_and_a_half_forwards() -> None:
+    q = [2, 4, 128, 64]
+    dims = [q, q, q, q, q, [2, 4, 128], [], [], [], [], [], [], [], [], []]
+    types = [F16] * 5 + [F32] + ["", "", "Scalar", "Scalar", "Scalar", "Scalar", "", "", "Scalar"]
+    concrete = [""] * 11 + ["True"] + [""] * 3
+    w = work("aten::_scaled_dot_product_flash_attention_backward", dims, types, concrete)
+    # forward 4·B·H·S²·D / 2 (causal) = 16,777,216; × 2.5
+    assert w.flops == 2.5 * 4 * 2 * 4 * 128 * 128 * 64 / 2 == 41_943_040
+    elems = 2 * 4 * 128 * 64
+    # grad_out, q, k, v, out (fp16) + logsumexp (fp32) read; dq, dk, dv written
+    assert w.bytes == 5 * elems * 2 + 2 * 4 * 128 * 4 + 3 * elems * 2
+
+
 def test_bytes_only_families() -> None:
     add = work("aten::add", [[32, 4096], [32, 4096], []], [BF16, BF16, "Scalar"])
     assert add.flops is None and add.bytes == 3 * 32 * 4096 * 2 == 786_432

@@ -26,7 +26,7 @@ def roofline(request: Request, store: RunStore) -> dict[str, Any]:
     offset = int_param(request, "offset", 0, lo=0, hi=1 << 40)
     limit = int_param(request, "limit", DEFAULT_LIMIT, lo=1, hi=MAX_LIMIT)
     profile = profile_param(request, store)
-    table = F.op_rows(profile) if by == "ops" else F.kernel_rows(profile)
+    table = {"ops": F.op_rows, "ops_total": F.op_total_rows, "kernels": F.kernel_rows}[by](profile)
     ordered = table.sort_values(
         [sort, "name"], ascending=[order == "asc", True], kind="stable", na_position="last"
     )

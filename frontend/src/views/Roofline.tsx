@@ -211,11 +211,12 @@ function columns(byOps: boolean, show: (name: string) => void): Column<RoofRow>[
 
 const BYS = [
   { value: "ops", label: "Operators" },
+  { value: "ops_total", label: "Operators (subtree totals)" },
   { value: "kernels", label: "Kernels" },
 ];
 
 export function RooflineView(p: ViewProps): ReactNode {
-  const by = p.state.rby === "kernels" ? "kernels" : "ops";
+  const by = p.state.rby === "kernels" || p.state.rby === "ops_total" ? p.state.rby : "ops";
   const { data, error } = useApi<unknown>(p.api, "roofline", { ...profileParams(p), by, limit: 5000 });
   const model = useMemo(() => (data === undefined ? null : readRoofline(data)), [data]);
   const [selected, setSelected] = useState<RoofRow | null>(null);
@@ -224,7 +225,7 @@ export function RooflineView(p: ViewProps): ReactNode {
   const option = useMemo(() => (model ? chartOption(model, plotted, selIndex >= 0 ? selIndex : null) : null), [model, plotted, selIndex]);
   const setState = p.setState;
   const cols = useMemo(
-    () => columns(by === "ops", (name) => setState({ view: "Trace", find: `${by === "ops" ? "op" : "kernel"}:${name}`, sel: null, t0: null, t1: null }, true)),
+    () => columns(by !== "kernels", (name) => setState({ view: "Trace", find: `${by === "kernels" ? "kernel" : "op"}:${name}`, sel: null, t0: null, t1: null }, true)),
     [by, setState],
   );
 
@@ -287,7 +288,10 @@ export function RooflineView(p: ViewProps): ReactNode {
           </div>
         )}
       </Section>
-      <Section title={by === "ops" ? "Operators by time lost" : "Kernels by time lost"} id="roofline-table">
+      <Section
+        title={by === "ops" ? "Operators by time lost" : by === "ops_total" ? "Operators by time lost, subtree totals (rows overlap)" : "Kernels by time lost"}
+        id="roofline-table"
+      >
         <DataTable
           rows={model.rows}
           columns={cols}

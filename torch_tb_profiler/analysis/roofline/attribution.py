@@ -166,9 +166,52 @@ def _holders_and_kernels(profile) -> tuple[pd.DataFrame, np.ndarray]:
         frame["kernel_us"] = kernel_us
         frame["kernels"] = kernels
         frame["tc_us"] = tc_us
+        frame.attrs["subtree_us"] = subtree_us  # per op: kernel time of its subtree (subtree_work)
         return frame, k_holder
 
     return memoized(profile, "roofline.holders_kernels", compute)
+
+
+def subtree_work(profile) -> pd.DataFrame:
+    """Per row of ``profile.ops``: the holders' figures summed over the op's subtree — ``flops``,
+    ``bytes`` (NaN when a holder inside lacks one, or none is inside), ``known_us`` (the holders' kernel
+    time), ``kernel_us`` (all kernel time of the subtree), ``tc_us``, ``holders``, ``dtype`` (the first
+    holder's). A wrapper
+    (``aten::linear``, ``aiter::gemm_a16w16``) shows its leaves' work as its total. Cached."""
+
+    def compute() -> pd.DataFrame:
+        n = len(profile.ops)
+        hold = holders(profile)
+        op = hold["op"].to_numpy()
+        last = profile.ops["last"].to_numpy(dtype=np.int64) if n else np.zeros(0, np.int64)
+        out = {}
+        for column in ("flops", "bytes"):
+            at = np.zeros(n)
+            missing = np.zeros(n)
+            values = hold[column].to_numpy(dtype=np.float64)
+            at[op] = np.nan_to_num(values)
+            missing[op] = np.isnan(values)
+            total = subtree_sum(at, last)
+            out[column] = np.where(subtree_sum(missing, last) > 0, np.nan, total)
+        for column, name in (("kernel_us", "known_us"), ("tc_us", "tc_us")):
+            at = np.zeros(n)
+            at[op] = hold[column].to_numpy(dtype=np.float64)
+            out[name] = subtree_sum(at, last)
+        count = np.zeros(n)
+        count[op] = 1.0
+        out["holders"] = subtree_sum(count, last).astype(np.int64)
+        out["kernel_us"] = hold.attrs.get("subtree_us", np.zeros(n))
+        none = out["holders"] == 0
+        # the dtype of the first holder inside (a wrapper has no model of its own)
+        pos = np.searchsorted(op, np.arange(n), side="left")
+        inside = (pos < op.size) & ~none
+        dtypes = hold["dtype"].to_numpy()
+        out["dtype"] = np.where(inside, dtypes[np.minimum(pos, max(op.size - 1, 0))] if op.size else "", "")
+        out["flops"][none] = np.nan
+        out["bytes"][none] = np.nan
+        return pd.DataFrame(out)
+
+    return memoized(profile, "roofline.subtree_work", compute)
 
 
 def kernel_work(profile) -> pd.DataFrame:

@@ -29,7 +29,7 @@ from torch_tb_profiler.analysis.ops.operators import operator_rows
 from torch_tb_profiler.analysis.roofline import attribution as A
 from torch_tb_profiler.analysis.roofline import peaks as P
 
-BY = ("ops", "kernels")
+BY = ("ops", "ops_total", "kernels")
 SORT_KEYS = (
     "time_lost_us",
     "device_us",
@@ -187,6 +187,60 @@ def _op_rows(profile) -> pd.DataFrame:
     ]
     out = figures(table, dev)
     return _sorted(out)
+
+
+def op_total_rows(profile) -> pd.DataFrame:
+    """Every operator-table row (name, input dims) whose subtree holds work, with the holders' figures
+    summed over each call's subtree (``scope`` "subtree": a wrapper's total, never added to its leaves'
+    rows); figures over the holders' kernel time. Cached."""
+    env = os.environ.get(P.PEAKS_ENV, "")
+    return memoized(profile, f"roofline.op_total_rows.{env}", lambda: _op_total_rows(profile))
+
+
+def _op_total_rows(profile) -> pd.DataFrame:
+    dev = device(profile)
+    platform = accelerator(profile).platform
+    rows = operator_rows(profile)
+    sub = A.subtree_work(profile)
+    cols = ["name", "input_dims", "dtype", "calls", "flops", "bytes", "device_us", "kernel_us", "holders"]
+    if not len(rows) or not len(sub):
+        return figures(pd.DataFrame({c: [] for c in [*cols, "peak_dtype"]}), dev)
+    op = rows["op"].to_numpy()
+    frame = pd.DataFrame(
+        {
+            "name": rows["name"].to_numpy(),
+            "input_dims": rows["input_shape"].to_numpy(),
+            "dtype": sub["dtype"].to_numpy()[op],
+            "flops": sub["flops"].to_numpy()[op],
+            "bytes": sub["bytes"].to_numpy()[op],
+            "device_us": sub["known_us"].to_numpy()[op],
+            "kernel_us": sub["kernel_us"].to_numpy()[op],
+            "tc_us": sub["tc_us"].to_numpy()[op],
+            "holders": sub["holders"].to_numpy()[op],
+        }
+    )
+    frame = frame[frame["holders"].to_numpy() > 0]
+    if not len(frame):
+        return figures(pd.DataFrame({c: [] for c in [*cols, "peak_dtype"]}), dev)
+    g = frame.groupby(["name", "input_dims"], sort=False)
+    table = g.agg(
+        calls=("device_us", "size"),
+        dtype=("dtype", lambda s: _mode(s)),
+        flops=("flops", lambda s: s.sum(min_count=len(s))),
+        bytes=("bytes", lambda s: s.sum(min_count=len(s))),
+        device_us=("device_us", "sum"),
+        kernel_us=("kernel_us", "sum"),
+        tc_us=("tc_us", "sum"),
+        holders=("holders", "sum"),
+    ).reset_index()
+    share = np.divide(
+        table["tc_us"], table["device_us"], out=np.zeros(len(table)), where=table["device_us"] > 0
+    )
+    table["peak_dtype"] = [
+        peak_dtype(d, s, dev, platform) for d, s in zip(table["dtype"], share, strict=True)
+    ]
+    table["scope"] = "subtree"
+    return _sorted(figures(table, dev))
 
 
 def kernel_rows(profile) -> pd.DataFrame:

@@ -11,7 +11,7 @@ An op's ``Input Dims`` (one shape per argument, ``[]`` for a non-tensor), ``Inpu
   bias; the forward's output size needs stride/padding/dilation from Concrete Inputs; backward-input
   from the grad output and weight shapes; ``convolution_backward`` per its output mask.
 - attention: FLOPs = 2·B·H·S_q·S_k·(D_qk + D_v) forward (Q·Kᵀ and P·V; 4·B·H·S_q·S_k·D when
-  D_qk = D_v), halved when causal; bytes = q + k + v (+ mask) + output.
+  D_qk = D_v), halved when causal; bytes = q + k + v (+ mask) + output; backward 2.5 × the forward.
 - normalisations, softmax, elementwise ops and reductions: bytes only (their FLOPs are a few per
   element and do not decide their speed).
 
@@ -309,6 +309,17 @@ def _attention(a: Args, causal: int | None, layout: str, mask: int | None = None
     return Work(flops, moved, _dtype(a, 0))
 
 
+def _attention_backward(a: Args, causal: int, layout: str) -> Work:
+    """grad_out, q, k, v, … : 2.5 × the forward's FLOPs (Q·Kᵀ recomputed, then dV, dP, dQ, dK: five
+    GEMMs for the forward's two); bytes = inputs + dq, dk, dv."""
+    shifted = Args(a.dims[1:], a.types[1:], a.concrete[1:])
+    fwd = _attention(shifted, causal - 1, layout)
+    if fwd.flops is None:
+        return fwd
+    moved = _inputs_bytes(a) + a.nbytes(1) + a.nbytes(2) + a.nbytes(3)
+    return Work(2.5 * fwd.flops, moved, fwd.dtype)
+
+
 # ---- bytes-only families --------------------------------------------------------------------------
 
 
@@ -491,6 +502,9 @@ def model(name: str, a: Args | None) -> Work:
     att = _ATTENTION.get(base)
     if att is not None:
         return _attention(a, *att)
+    back = _ATTENTION_BACKWARD.get(base)
+    if back is not None:
+        return _attention_backward(a, *back)
     if base in ("copy_", "_copy_from"):
         return _copy(a)
     if base in ("fill_", "zero_"):  # writes only
@@ -513,7 +527,11 @@ def flop_modelled(name: str) -> bool:
     """Whether ``model`` gives FLOPs (not bytes only) for some call of this operator."""
     base = name.removeprefix("aten::")
     return name.startswith("aten::") and (
-        base in _GEMMS or base in _CONVOLUTIONS or base in _ATTENTION or base in _CONV_BACKWARD
+        base in _GEMMS
+        or base in _CONVOLUTIONS
+        or base in _ATTENTION
+        or base in _CONV_BACKWARD
+        or base in _ATTENTION_BACKWARD
     )
 
 
@@ -528,6 +546,13 @@ _CONVOLUTIONS: dict[str, tuple[int | None, int, int, int, int | None]] = {
     "conv3d": (2, 3, 4, 5, None),
     "cudnn_convolution": (None, 3, 2, 4, None),  # (self, weight, padding, stride, dilation, groups, ...)
     "miopen_convolution": (2, 4, 3, 5, None),  # (self, weight, bias, padding, stride, dilation, ...)
+}
+# (is_causal arg, layout) of the backward ops (grad_out first)
+_ATTENTION_BACKWARD: dict[str, tuple[int, str]] = {
+    "_scaled_dot_product_flash_attention_backward": (11, "bhsd"),
+    "_scaled_dot_product_efficient_attention_backward": (11, "bhsd"),
+    "_scaled_dot_product_cudnn_attention_backward": (14, "bhsd"),
+    "_flash_attention_backward": (11, "bshd"),
 }
 # (is_causal arg, layout, attention mask arg)
 _ATTENTION: dict[str, tuple[int | None, str, int | None]] = {
