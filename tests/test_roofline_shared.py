@@ -94,3 +94,22 @@ def test_bert_small_pair_is_matched_to_its_devices(folder: str, product: str) ->
     assert len(addmm) and (addmm["flops"] > 0).all() and addmm["pct_of_roofline"].notna().all()
     # the linear layers' work is on aten::addmm (the holder), never on aten::linear too
     assert not (rows["name"] == "aten::linear").any()
+
+
+def test_vllm_rocm_trace_without_device_names_is_matched_by_architecture() -> None:
+    """vLLM's ROCm traces write an empty device name: gfx 9.4, 304 CUs and 192 GiB name one product."""
+    p = load_profile(
+        str(shared_trace("tracelens/vllm_prefilldecode_piecewise/graph_execution.pt.trace.json.gz"))
+    )
+    dev = F.device(p)
+    assert dev["name"] == "" and dev["matched_peak_name"] == "MI300X" and dev["how"] == "architecture"
+
+
+def test_mi250_trace_named_radeon_graphics_is_not_guessed() -> None:
+    """hta_samples' MI250 says "AMD Radeon Graphics", gfx9.0, 104 CUs, 64 GiB: an MI210 or one MI250 GCD."""
+    p = load_profile(
+        str(shared_trace("hta_samples/amd_trace/mi250_minitoy_train_ROCm6_2_kineto.pt.trace.json.gz"))
+    )
+    dev = F.device(p)
+    assert dev["matched_peak_name"] is None and "several products" in dev["how"]
+    assert mfu(p)["mean"] is None
