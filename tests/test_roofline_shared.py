@@ -92,6 +92,10 @@ def test_bert_small_pair_is_matched_to_its_devices(folder: str, product: str) ->
     rows = F.op_rows(p)
     addmm = rows[rows["name"] == "aten::addmm"]
     assert len(addmm) and (addmm["flops"] > 0).all() and addmm["pct_of_roofline"].notna().all()
+    # attention needs is_causal from Concrete Inputs: 4·B·H·S²·D = 4·1·8·141·141·64 per call
+    attention = rows[rows["name"] == "aten::_flash_attention_forward"]
+    if product == "H100 SXM":
+        assert (attention["flops"] / attention["calls"] == 4 * 8 * 141 * 141 * 64).all() and len(attention)
     # the linear layers' work is on aten::addmm (the holder), never on aten::linear too
     assert not (rows["name"] == "aten::linear").any()
 

@@ -368,7 +368,10 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
         dims = [a.input_dims if bytes(a.input_dims) != b"null" else a.input_dims_legacy for a in args]
         parts["input_dims"].extend(_raw_texts(dims, True))
         parts["input_types"].extend(_raw_texts([a.input_types for a in args], False))
-        parts["concrete_inputs"].extend(_raw_texts([a.concrete_inputs for a in args], False))
+        concrete = [a.concrete_inputs for a in args]
+        # most traces have none: skip the join (an absent field is the shared default object)
+        absent = all(c is A.NULL for c in concrete)
+        parts["concrete_inputs"].extend([""] * len(concrete) if absent else _raw_texts(concrete, False))
         parts["flops"].append(_col([x.flops for x in args], np.float64))
         parts["call_stack"].extend(
             stacks.setdefault(a.call_stack, a.call_stack) if a.call_stack else "" for a in args
