@@ -260,7 +260,7 @@ export function RooflineView(p: ViewProps): ReactNode {
       </Section>
       <Section
         title="Roofline"
-        id="roofline-chart"
+        id="roofline-section"
         actions={<Select label="Rows" value={by} options={BYS} onChange={(v) => { setSelected(null); p.setState({ rby: v === "ops" ? null : v }, true); }} testId="select-rby" />}
       >
         {plotted.length === 0 ? (
@@ -290,7 +290,7 @@ export function RooflineView(p: ViewProps): ReactNode {
       </Section>
       <Section
         title={by === "ops" ? "Operators by time lost" : by === "ops_total" ? "Operators by time lost, subtree totals (rows overlap)" : "Kernels by time lost"}
-        id="roofline-table"
+        id="roofline-rows"
       >
         <DataTable
           rows={model.rows}
