@@ -62,7 +62,9 @@ def test_roofline_draws_selects_and_links(tb_bert, page, rec):
     # subtree totals: wrappers (aten::linear) show their leaves' work
     page.select_option('[data-testid="select-rby"]', "ops_total")
     page.wait_for_selector('section[data-testid="roofline-rows"] h2 >> text=subtree totals')
-    page.wait_for_selector('[data-testid="roofline-table"] [role="cell"][data-col="name"] >> text=aten::linear')
+    page.wait_for_selector(
+        '[data-testid="roofline-table"] [role="cell"][data-col="name"] >> text=aten::linear'
+    )
     # kernels, then ▸ timeline to the Trace view
     page.select_option('[data-testid="select-rby"]', "kernels")
     page.wait_for_selector(
