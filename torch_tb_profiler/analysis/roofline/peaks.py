@@ -69,7 +69,9 @@ _NV_ADA = "NVIDIA Ada GPU Architecture whitepaper, Table 1 (dense, FP32 accumula
 _AMD = "AMD Instinct {} product page / data sheet, amd.com/en/products/accelerators/instinct/{}"
 
 
-def _row(name, pattern, arch, units, gib, tb, source, **tflops) -> Peak:
+def _row(
+    name: str, pattern: str, arch: str, units: int, gib: float, tb: float, source: str, **tflops: float
+) -> Peak:
     return Peak(
         name, pattern, arch, units, gib, {k: v for k, v in tflops.items() if v is not None}, tb, source
     )
@@ -82,10 +84,10 @@ _A100 = {"fp64": 19.5, "fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0
 
 # fmt: off
 BUILTIN: tuple[Peak, ...] = (
+    # V100 16 and 32 GB share their figures (memory 0: not checked); DGXS (DGX Station) is the SXM2 part
     _row("V100 SXM2", r"V100(?!S)[-\s]*(?:SXM2|DGXS)", "sm_70", 80, 0, 0.9, _NV_V100, fp64=7.8, fp32=15.7, fp16=125.0),
     _row("V100 PCIe", r"V100(?!S)[-\s]*PCIE", "sm_70", 80, 0, 0.9, _NV_V100, fp64=7.0, fp32=14.0, fp16=112.0),
     _row("V100S PCIe", r"V100S", "sm_70", 80, 32, 1.134, _NV_V100, fp64=8.2, fp32=16.4, fp16=130.0),
-    # V100 16 and 32 GB share their figures (memory 0: not checked); DGXS (DGX Station) is the SXM2 part
     # A100 40GB PCIe and SXM4 have the same peaks and bandwidth (1,555 GB/s): one row
     _row("A100 40GB (PCIe/SXM4)", r"A100", "sm_80", 108, 40, 1.555, _NV_A100, **_A100),
     _row("A100 80GB PCIe", r"A100.*PCIE", "sm_80", 108, 80, 1.935, _NV_A100, **_A100),
