@@ -4,6 +4,7 @@ Overview's device card shows MFU; light and dark screenshots for docs/user_guide
 
 from __future__ import annotations
 
+import math
 import shutil
 from collections.abc import Iterator
 
@@ -59,6 +60,27 @@ def test_roofline_draws_selects_and_links(tb_bert, page, rec):
     assert first.get_attribute("aria-selected") == "true"
     assert api["rows"][0]["name"] in page.inner_text('[data-testid="roof-selected"]')
     shot(page, "roofline.png")
+    # a click on the chart's largest point selects its row: its pixel from the log axes (x from the
+    # view's own bounds, y from ECharts' power-of-ten bounds around the data and the roof)
+    big = max(drawn, key=lambda r: r["device_us"])
+    xs = [r["intensity"] for r in drawn]
+    ridge = max(api["ridge"].values())
+    lo, hi = min(0.1, *xs) / 2, max(1000, *xs, ridge) * 2
+    y_lo = 10 ** math.floor(math.log10(lo * api["device"]["tb_per_s"]))
+    y_hi = 10 ** math.ceil(math.log10(max(api["device"]["peaks"][d] for d in dtypes)))
+    box = page.locator('[data-testid="roofline-chart"]').bounding_box()
+    left, right, top, bottom = 70, 30, 36, 50
+    fx = (math.log10(big["intensity"]) - math.log10(lo)) / (math.log10(hi) - math.log10(lo))
+    fy = (math.log10(big["tflops_per_s"]) - math.log10(y_lo)) / (math.log10(y_hi) - math.log10(y_lo))
+    x = box["x"] + left + fx * (box["width"] - left - right)
+    y = box["y"] + top + (1 - fy) * (box["height"] - top - bottom)
+    page.mouse.click(x, y)
+    selected = page.locator('[data-testid="roof-selected"]')
+    for _ in range(50):
+        if big["input_dims"] in selected.inner_text():
+            break
+        page.wait_for_timeout(100)
+    assert big["name"] in selected.inner_text() and big["input_dims"] in selected.inner_text()
     # subtree totals: wrappers (aten::linear) show their leaves' work
     page.select_option('[data-testid="select-rby"]', "ops_total")
     page.wait_for_selector('section[data-testid="roofline-rows"] h2 >> text=subtree totals')
