@@ -47,6 +47,8 @@ DATA_KEYED = {
     "labels": 0,
     "parts": 0,
     "breakdown_us": 1,
+    "peaks": 1,
+    "ridge": 1,
 }
 # documented keys a trace may not give (each named in its route's prose)
 OPTIONAL = {"overview.environment.distributed", "diff.kernels[0].baseline_name"}
@@ -148,7 +150,7 @@ def tb(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TensorBoard]:
         shutil.copytree(SAMPLES / name, root / name)
     b = TraceBuilder(style="legacy")  # the GPU fields: kernels, memory records, device properties
     b.step(1, 0, 1000)
-    ext = b.op("aten::mm", 10, 500)
+    ext = b.op("aten::mm", 10, 500, input_dims=[[64, 128], [128, 32]], input_types=["float", "float"])
     b.launch("volta_sgemm_128x64_nn", 20, 5, 600, 50, ext_id=ext)
     b.memory(30, 256, addr=1, total_allocated=256, total_reserved=1024, device_type=1, device_id=0)
     b.memory(400, -256, addr=1, total_allocated=0, total_reserved=1024, device_type=1, device_id=0)
@@ -193,6 +195,7 @@ def answers(tb: TensorBoard) -> dict[str, Any]:
         ]
     out["operators/stack"] = first_ok(tb, "operators/stack", stacked)
     out["kernels"] = first_ok(tb, "kernels", [{**p, "group_by": "name_op_launch"} for p in gpu])
+    out["roofline"] = first_ok(tb, "roofline", gpu)
     for route in ("memory/devices", "memory/curve", "memory/events", "memory/stats"):
         out[route] = first_ok(tb, route, gpu + every)
     out["distributed"] = first_ok(tb, "distributed", [{"run": "ddp_gloo_2ranks"}])

@@ -39,6 +39,19 @@ def limit_flag(text: str) -> str:
     return text
 
 
+def peaks_flag(text: str) -> str:
+    """``--peaks FILE``: a user table of device peaks (analysis/roofline/peaks.py), checked now and
+    passed on through the environment (the helper process and the analyses read it there)."""
+    from torch_tb_profiler.analysis.roofline.peaks import PEAKS_ENV, user_peaks
+
+    try:
+        user_peaks(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    os.environ[PEAKS_ENV] = text
+    return text
+
+
 def find_traces(path: str) -> tuple[Location, list[TraceFile]]:
     """The trace files PATH names, with run/worker/span assigned as the plugin assigns them."""
     try:

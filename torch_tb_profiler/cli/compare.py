@@ -16,7 +16,15 @@ from typing import Any
 
 from torch_tb_profiler.analysis.diff import compare as D
 from torch_tb_profiler.analysis.diff import rules as R
-from torch_tb_profiler.cli.common import CliError, Helper, find_traces, load_trace, non_negative, select
+from torch_tb_profiler.cli.common import (
+    CliError,
+    Helper,
+    find_traces,
+    load_trace,
+    non_negative,
+    peaks_flag,
+    select,
+)
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD = 0, 1, 2
 DEFAULT_TOP = 10
@@ -43,6 +51,9 @@ def add_parser(sub: Any) -> None:
     c.add_argument("--fail-on", action="append", default=[], metavar="RULE", help="e.g. 'step_time>+5%%'")
     c.add_argument("--top", type=non_negative, default=DEFAULT_TOP, help="operators and kernels to list")
     c.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    c.add_argument(
+        "--peaks", type=peaks_flag, metavar="FILE", help="a JSON table of device peaks (docs/cli.md)"
+    )
 
 
 def _pick(args: argparse.Namespace, side: str, key: str) -> str | None:

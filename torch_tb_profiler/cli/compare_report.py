@@ -66,6 +66,12 @@ def render(d: dict[str, Any], top: int) -> str:
             parts.append(f"{label} {b} → {e}")
         paired = "" if g["baseline_id"] in (None, g["id"]) else f" (baseline {kind} {g['baseline_id']})"
         lines.append(f"{kind} {g['id']}{paired}: " + ", ".join(parts))
+    m = d.get("mfu") or {}
+    if m.get("baseline") is not None or m.get("experiment") is not None:
+        b = "n/a" if m["baseline"] is None else f"{100 * m['baseline']:.2f}%"
+        e = "n/a" if m["experiment"] is None else f"{100 * m['experiment']:.2f}%"
+        rel = "" if m.get("rel") is None else f" ({100 * m['rel']:+.1f}%)"
+        lines.append(f"MFU: {b} → {e}{rel}")
     metric = d["sort_metric"]
     if d["operators"][:top]:
         lines.append("")

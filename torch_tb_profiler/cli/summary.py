@@ -23,6 +23,7 @@ from torch_tb_profiler.cli.common import (
     limit_flag,
     load_trace,
     non_negative,
+    peaks_flag,
     select,
 )
 from torch_tb_profiler.cli.summary_report import render_text
@@ -85,6 +86,9 @@ def add_parser(sub: Any) -> None:
     s.add_argument("--span", help="only this span (1..n)")
     s.add_argument("--top", type=non_negative, default=DEFAULT_TOP, help="operators and kernels to list")
     s.add_argument("--json", action="store_true", help="print one JSON object instead of a report")
+    s.add_argument(
+        "--peaks", type=peaks_flag, metavar="FILE", help="a JSON table of device peaks (docs/cli.md)"
+    )
     s.add_argument(
         "--limit",
         action="append",

@@ -151,6 +151,40 @@ def modules(p: dict[str, Any]) -> list[str]:
     return table("Modules (all steps, top levels)", *_columns(spec, p.get("modules") or []))
 
 
+def roofline(p: dict[str, Any]) -> list[str]:
+    """The top rows by time lost (operators then kernels), with the device's peaks and MFU."""
+    r = p.get("roofline")
+    if not r or not (r["ops"] or r["kernels"]):
+        return []
+    dev = r["device"]
+    peak = dev["matched_peak_name"]
+    head = (
+        f"Roofline: device {dev['name'] or '?'} = {peak}, {dev['tb_per_s']} TB/s"
+        if peak
+        else (
+            f"Roofline: device {dev['name'] or '?'} not in the peaks table (absolute figures only; --peaks FILE)"
+        )
+    )
+    m = r["mfu"]
+    mean = MISSING if m["mean"] is None else f"{100 * m['mean']:.2f} % ({m['dtype']})"
+    share = MISSING if m["known_flops_share"] is None else f"{100 * m['known_flops_share']:.1f} %"
+    lines = [head, f"  MFU {mean}; device time with known FLOPs {share}", ""]
+    spec = [
+        ("calls", lambda x: str(x["calls"])),
+        ("device ms", lambda x: ms(x["device_us"])),
+        ("TFLOP/s", lambda x: number(x["tflops_per_s"])),
+        ("TB/s", lambda x: number(x["tb_per_s"], "{:.3f}")),
+        ("FLOP/B", lambda x: number(x["intensity"], "{:.1f}")),
+        ("% roof", lambda x: pct(x["pct_of_roofline"])),
+        ("bound", lambda x: x["bound"] or MISSING),
+        ("lost ms", lambda x: ms(x["time_lost_us"])),
+        ("name", lambda x: short(x["name"] + (f" {x['input_dims']}" if x.get("input_dims") else ""))),
+    ]
+    lines += table("Roofline: operators by time lost", *_columns(spec, r["ops"]))
+    lines += table("Roofline: kernels by time lost", *_columns(spec, r["kernels"]))
+    return lines
+
+
 def distributed(section: dict[str, Any] | None) -> list[str]:
     if not section:
         return []
@@ -177,7 +211,7 @@ def profile(p: dict[str, Any]) -> list[str]:
     if p.get("note"):
         mean += f" ({p['note']})"
     lines += [f"device: {p['device_type']}   steps: {p['steps']}   mean step: {mean}", ""]
-    for part in (breakdown, devices, operators, kernels, modules, memory):
+    for part in (breakdown, devices, operators, kernels, roofline, modules, memory):
         lines += part(p)
     if p["recommendations"]:
         lines += ["Recommendations", *(f"  - [{r['id']}] {r['text']}" for r in p["recommendations"]), ""]

@@ -95,8 +95,10 @@ class IndexedSummary:
 def view_facts(profile: Profile) -> dict[str, bool]:
     """Which per-profile views apply (views/core.py lists a run's views from these)."""
     from torch_tb_profiler.analysis.modules.tree import has_module_view
+    from torch_tb_profiler.analysis.roofline.attribution import has_flops
 
     return {
+        "roofline": bool(has_flops(profile)),
         "kernels": len(profile.kernels) > 0,
         "memory": len(profile.memory) > 0,
         "module": bool(has_module_view(profile)),

@@ -354,6 +354,7 @@ class RunStore(Residency, RunQueries):
                 distributed_info=bool(summary.meta.distributed_info),
                 framework=summary.meta.framework,
                 graph_captures=summary.meta.graph_captures,
+                roofline=bool(facts.get("roofline", False)),
             )
             if opening:
                 # the file its run opens on: ready now (its overview answer is in the summary), read whole

@@ -47,10 +47,12 @@ class Facts:
     distributed_info: bool
     framework: str | None
     graph_captures: dict[str, Any] | None = None  # the capture merge's report (meta.graph_captures)
+    roofline: bool = False  # some FLOPs can be known (analysis/roofline/attribution.has_flops)
 
     @staticmethod
     def of(profile: Profile) -> Facts:
         from torch_tb_profiler.analysis.modules.tree import has_module_view
+        from torch_tb_profiler.analysis.roofline.attribution import has_flops
 
         return Facts(
             worker=profile.worker,
@@ -61,6 +63,7 @@ class Facts:
             distributed_info=bool(profile.meta.distributed_info),
             framework=profile.meta.framework,
             graph_captures=profile.meta.graph_captures,
+            roofline=has_flops(profile),
         )
 
 

@@ -60,7 +60,7 @@ def with_replayed_ops(ops: pd.DataFrame, merge: ReplayMerge | None) -> tuple[pd.
     if merge is None or not len(merge.ops):
         return ops, np.zeros(0, dtype=np.int64)
     copies = merge.ops[list(ops.columns)]
-    for column in ("name", "cat", "pid", "tid", "input_dims", "input_types", "call_stack"):
+    for column in ("name", "cat", "pid", "tid", "input_dims", "input_types", "concrete_inputs", "call_stack"):
         copies[column] = copies[column].astype(ops[column].dtype)
     rows = np.arange(len(ops), len(ops) + len(copies), dtype=np.int64)
     return pd.concat([ops, copies], ignore_index=True), rows

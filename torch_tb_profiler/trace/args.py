@@ -47,6 +47,9 @@ class OpArgs(_Collective, gc=False):
     input_dims: msgspec.Raw = _F(default=NULL, name="Input Dims")
     input_dims_legacy: msgspec.Raw = _F(default=NULL, name="Input dims")
     input_types: msgspec.Raw = _F(default=NULL, name="Input type")
+    # the scalar arguments (strides, paddings, flags) as the profiler wrote them, for the roofline's models
+    concrete_inputs: msgspec.Raw = _F(default=NULL, name="Concrete Inputs")
+    flops: float = NAN  # the op's FLOPs where the profiler ran with with_flops=True
     call_stack: str | None = _F(default=None, name="Call stack")
     pg_desc: str | None = _F(default=None, name="Process Group Description")
     pg_ranks: str | None = _F(default=None, name="Process Group Ranks")

@@ -397,7 +397,17 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
     cols["cat"] = _interned([OP_CATEGORY.get(e.cat.lower(), "cpu_op") for e in events])
     raws = _raws(events)
     parts: dict[str, list[Any]] = {
-        k: [] for k in ("ext_id", "seq", "fwd_tid", "input_dims", "input_types", "call_stack")
+        k: []
+        for k in (
+            "ext_id",
+            "seq",
+            "fwd_tid",
+            "flops",
+            "input_dims",
+            "input_types",
+            "concrete_inputs",
+            "call_stack",
+        )
     }
     stacks: dict[str, str] = {}
     comm_rows: list[int] = []
@@ -410,6 +420,11 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
         dims = [a.input_dims if bytes(a.input_dims) != b"null" else a.input_dims_legacy for a in args]
         parts["input_dims"].extend(_raw_texts(dims, True))
         parts["input_types"].extend(_raw_texts([a.input_types for a in args], False))
+        concrete = [a.concrete_inputs for a in args]
+        # most traces have none: skip the join (an absent field is the shared default object)
+        absent = all(c is A.NULL for c in concrete)
+        parts["concrete_inputs"].extend([""] * len(concrete) if absent else _raw_texts(concrete, False))
+        parts["flops"].append(_col([x.flops for x in args], np.float64))
         parts["call_stack"].extend(
             stacks.setdefault(a.call_stack, a.call_stack) if a.call_stack else "" for a in args
         )
@@ -419,7 +434,8 @@ def _ops_table(events: list[Event]) -> tuple[pd.DataFrame, pd.DataFrame]:
                 comm_args.append(a)
     for name in ("ext_id", "seq", "fwd_tid"):
         cols[name] = np.concatenate(parts[name]) if parts[name] else np.empty(0, dtype=np.int64)
-    for name in ("input_dims", "input_types", "call_stack"):
+    cols["flops"] = np.concatenate(parts["flops"]) if parts["flops"] else np.empty(0, dtype=np.float64)
+    for name in ("input_dims", "input_types", "concrete_inputs", "call_stack"):
         cols[name] = _interned(parts[name], name)
     ops = pd.DataFrame(cols)
     c = comm_args

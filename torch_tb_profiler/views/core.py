@@ -11,7 +11,7 @@ from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import int_param, param
 
 # view name -> predicate over a loaded profile; a view is listed when any profile of the run has it
-VIEW_ORDER = ("Overview", "Operator", "Kernel", "Trace", "Memory", "Module", "Distributed")
+VIEW_ORDER = ("Overview", "Operator", "Kernel", "Roofline", "Trace", "Memory", "Module", "Distributed")
 
 
 def available_views(store: RunStore, run: str) -> list[str]:
@@ -19,6 +19,8 @@ def available_views(store: RunStore, run: str) -> list[str]:
     views = ["Overview", "Operator"]
     if any(f.kernels for f in facts):
         views.append("Kernel")
+    if any(f.roofline for f in facts):  # some FLOPs can be known
+        views.append("Roofline")
     views.append("Trace")
     if any(f.memory for f in facts):
         views.append("Memory")
@@ -74,8 +76,13 @@ def workers(request: Request, store: RunStore) -> list[str]:
     run = param(request, "run")
     names = store.workers(run)
     view = request.args.get("view")
-    if view in ("Kernel", "Memory", "Module"):
-        attribute = {"Kernel": "kernels", "Memory": "memory", "Module": "module_view"}[view]
+    if view in ("Kernel", "Memory", "Module", "Roofline"):
+        attribute = {
+            "Kernel": "kernels",
+            "Memory": "memory",
+            "Module": "module_view",
+            "Roofline": "roofline",
+        }[view]
         with_view = {f.worker for f in store.facts_of_run(run) if getattr(f, attribute)}
         names = [w for w in names if w in with_view]
     return names

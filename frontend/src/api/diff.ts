@@ -104,6 +104,8 @@ export interface DiffAnswer {
   group_by: "name" | "name_input_shape";
   sort_metric: "device_self_us" | "host_self_us";
   steps: NoisyChange;
+  /** Each side's MFU (a fraction) and its change; `note` says why when a side has none. */
+  mfu: Change & { noise: number | null; significant: boolean; note: string | null };
   breakdown_us: Record<string, NoisyChange>;
   labels: Record<string, string>;
   gpus: GpuDiff[];

@@ -1,7 +1,7 @@
 // ECharts, tree-shaken to the chart types we use. Tooltips render as canvas rich text (never HTML), so
 // names from user traces cannot inject markup.
 
-import { BarChart, LineChart, PieChart } from "echarts/charts";
+import { BarChart, LineChart, PieChart, ScatterChart } from "echarts/charts";
 import {
   DataZoomComponent,
   GridComponent,
@@ -18,6 +18,7 @@ echarts.use([
   BarChart,
   LineChart,
   PieChart,
+  ScatterChart,
   DataZoomComponent,
   GridComponent,
   LegendComponent,
@@ -37,9 +38,11 @@ export interface ChartProps {
   ariaLabel?: string;
   /** Called with the category index of a clicked bar or point. */
   onClick?: (index: number) => void;
+  /** Called with the series and data index of a clicked item (charts of several series). */
+  onItemClick?: (seriesIndex: number, dataIndex: number) => void;
 }
 
-export function Chart({ option, height = 300, testId, onZoom, ariaLabel, onClick }: ChartProps): ReactNode {
+export function Chart({ option, height = 300, testId, onZoom, ariaLabel, onClick, onItemClick }: ChartProps): ReactNode {
   const el = useRef<HTMLDivElement>(null);
   const chart = useRef<echarts.ECharts | null>(null);
   const theme = useTheme();
@@ -47,6 +50,8 @@ export function Chart({ option, height = 300, testId, onZoom, ariaLabel, onClick
   zoomRef.current = onZoom;
   const clickRef = useRef(onClick);
   clickRef.current = onClick;
+  const itemRef = useRef(onItemClick);
+  itemRef.current = onItemClick;
 
   useEffect(() => {
     if (!el.current) return;
@@ -54,8 +59,9 @@ export function Chart({ option, height = 300, testId, onZoom, ariaLabel, onClick
     chart.current = c;
     const ro = new ResizeObserver(() => c.resize());
     ro.observe(el.current);
-    c.on("click", (e: { dataIndex?: number }) => {
+    c.on("click", (e: { dataIndex?: number; seriesIndex?: number }) => {
       if (clickRef.current && typeof e.dataIndex === "number") clickRef.current(e.dataIndex);
+      if (itemRef.current && typeof e.dataIndex === "number") itemRef.current(e.seriesIndex ?? 0, e.dataIndex);
     });
     c.on("datazoom", () => {
       const cb = zoomRef.current;

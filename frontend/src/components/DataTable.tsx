@@ -42,6 +42,9 @@ export interface DataTableProps<R> {
   height?: number;
   testId?: string;
   toolbar?: ReactNode;
+  /** The selected row (highlighted, scrolled into view) and what a click on a row does. */
+  selected?: (r: R) => boolean;
+  onRowClick?: (r: R) => void;
   /** The rows are one page of a larger answer searched and sorted by the server: the search box and
    * the header clicks go to these callbacks instead of filtering and sorting the page here. */
   server?: {
@@ -196,6 +199,13 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
     getItemKey: (i) => visible[i]?.id ?? i,
   });
 
+  // scroll the selected row into view when the selection changes
+  const selected = props.selected;
+  const selectedIndex = selected ? visible.findIndex((r) => selected(r.original)) : -1;
+  useEffect(() => {
+    if (selectedIndex >= 0) virtualizer.scrollToIndex(selectedIndex, { align: "center" });
+  }, [selectedIndex, virtualizer]);
+
   const tracks = columns.map((c) => c.width ?? defaultWidth(c.kind, c.header));
   const template = (expand ? "28px " : "") + tracks.join(" ");
   // Narrow windows scroll sideways instead of squeezing columns below their minimum.
@@ -290,7 +300,13 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
                 className="dt-item"
                 style={{ transform: `translateY(${vi.start}px)` }}
               >
-                <div role="row" className="dt-row" style={{ gridTemplateColumns: template }}>
+                <div
+                  role="row"
+                  className={selected?.(r) ? "dt-row dt-selected" : "dt-row"}
+                  aria-selected={selected ? selected(r) : undefined}
+                  style={{ gridTemplateColumns: template }}
+                  onClick={props.onRowClick ? () => props.onRowClick?.(r) : undefined}
+                >
                   {expand && (
                     <div role="cell" className="dt-td dt-expand">
                       {can && (

@@ -169,10 +169,22 @@ export function readGraphs(g: unknown) {
 
 export type OverviewModel = ReturnType<typeof readOverview>;
 
+/** The device card's MFU from a `roofline` answer: null when the route has no FLOPs to speak of. */
+export function readCardMfu(data: unknown): { device: number | null; value: number | null; dtype: string; reason: string } | null {
+  if (data === undefined) return null;
+  const m = get(data, "mfu");
+  const share = num(m, "known_flops_share");
+  if (!share) return null;
+  return { device: num(get(data, "device"), "id"), value: num(m, "mean"), dtype: str(m, "dtype"), reason: str(m, "reason") };
+}
+
 export function OverviewView(p: ViewProps): ReactNode {
   const { data, error, loading } = useApi<unknown>(p.api, "overview", profileParams(p));
 
   const shaped = useMemo(() => (data === undefined ? null : readOverview(data)), [data]);
+  // MFU for the device card (the roofline route, one row: docs/metrics.md "Roofline")
+  const roof = useApi<unknown>(p.api, shaped && shaped.gpus.length > 0 ? "roofline" : null, { ...profileParams(p), limit: 1 });
+  const mfu = useMemo(() => readCardMfu(roof.data), [roof.data]);
 
   const chart = useMemo(() => {
     if (!shaped) return null;
@@ -292,6 +304,15 @@ export function OverviewView(p: ViewProps): ReactNode {
                         testId="gpu-occupancy"
                       />
                     </>
+                  )}
+                  {mfu && (mfu.device === null || mfu.device === g.id) && (
+                    <Figure
+                      label={`MFU${mfu.dtype ? ` (${mfu.dtype})` : ""}`}
+                      title="Model FLOPs / (step time × the device's peak of the dominant dtype); see the Roofline view"
+                      value={mfu.value === null ? null : 100 * mfu.value}
+                      missing={mfu.reason || "Unknown"}
+                      testId="gpu-mfu"
+                    />
                   )}
                   {shaped.matrixUnits && (
                     <>

@@ -385,8 +385,9 @@ class _Copies:
         facts = self._op_facts(fit.segment.capture)
         n = chosen.size
         add = self.columns
-        for column in ("name", "cat", "input_dims", "input_types"):
+        for column in ("name", "cat", "input_dims", "input_types", "concrete_inputs"):
             add[column].append(facts[column][chosen])
+        add["flops"].append(facts["flops"][chosen])
         stacks, enclosing = self._frames_of(fit.segment.capture, chosen)
         add["call_stack"].append(stacks)
         add["ts"].append(lo)
@@ -445,8 +446,9 @@ class _Copies:
         """Name, category and shapes of every op of a capture."""
         if capture not in self._facts:
             ops = self.captures[capture].profile.ops
-            columns = ("name", "cat", "input_dims", "input_types")
+            columns = ("name", "cat", "input_dims", "input_types", "concrete_inputs")
             self._facts[capture] = {c: ops[c].astype(str).to_numpy() for c in columns}
+            self._facts[capture]["flops"] = ops["flops"].to_numpy(dtype=np.float64)
         return self._facts[capture]
 
     def _frames_of(self, capture: int, rows: np.ndarray) -> tuple[np.ndarray, _Enclosing]:
@@ -535,6 +537,8 @@ _COPIED = (
     "cat",
     "input_dims",
     "input_types",
+    "concrete_inputs",
+    "flops",
     "call_stack",
     "replay",
 )

@@ -39,6 +39,7 @@ from torch_tb_profiler.analysis.diff.kernel_family import family
 from torch_tb_profiler.analysis.memory import usage as memory
 from torch_tb_profiler.analysis.ops import kernels, operators
 from torch_tb_profiler.analysis.overview import page as overview
+from torch_tb_profiler.analysis.roofline.mfu import mfu
 from torch_tb_profiler.model import intervals as iv
 
 OP_FIELDS = ("calls", "host_self_us", "host_total_us", "device_self_us", "device_total_us")
@@ -87,6 +88,7 @@ def _side(profile) -> dict[str, Any]:
         "scale": 1.0 / n_steps if n_steps else 1.0,
         "memory": {d["device"]: d for d in memory.devices(profile) if d["has_totals"]},
         "distributed": _distributed(profile),
+        "mfu": mfu(profile),
     }
 
 
@@ -114,6 +116,20 @@ def change(base: float | None, exp: float | None) -> dict[str, Any]:
         return {"baseline": base, "experiment": exp, "delta": None, "rel": None}
     delta = exp - base
     return {"baseline": base, "experiment": exp, "delta": delta, "rel": delta / base if base else None}
+
+
+def _mfu_change(b: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
+    """MFU (fraction) of each side and its change; noise = the larger half-range of the per-step MFU."""
+    out = change(b["mean"], e["mean"])
+    spreads = [
+        (max(v) - min(v)) / 2
+        for v in ([s["mfu"] for s in m["per_step"] if s["mfu"] is not None] for m in (b, e))
+        if v
+    ]
+    out["noise"] = max(spreads) if spreads and out["delta"] is not None else None
+    out["significant"] = out["delta"] is not None and abs(out["delta"]) > (out["noise"] or 0.0)
+    out["note"] = None if out["delta"] is not None else (b["reason"] if b["mean"] is None else e["reason"])
+    return out
 
 
 def _noisy_change(b: dict[str, Any], e: dict[str, Any]) -> dict[str, Any]:
@@ -570,6 +586,7 @@ def _compare(base_prof, exp_prof, group_by: str, waterfall_top: int) -> dict:
         "group_by": group_by,
         "sort_metric": metric,
         "steps": steps,
+        "mfu": _mfu_change(b["mfu"], e["mfu"]),
         "breakdown_us": cats,
         "labels": dict(breakdown.LABELS),
         "gpus": _gpu_level(b, e, notes),

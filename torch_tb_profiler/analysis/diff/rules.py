@@ -2,7 +2,7 @@
 
 A rule is ``FIGURE CMP VALUE``:
 
-- FIGURE: ``step_time``; a breakdown category (``kernel``, ``memcpy``, ``memset``, ``communication``,
+- FIGURE: ``step_time``; ``mfu`` (the profile's MFU, a fraction: analysis/roofline/mfu.py); a breakdown category (``kernel``, ``memcpy``, ``memset``, ``communication``,
   ``runtime``, ``dataloader``, ``cpu_exec``, ``other``); ``op:NAME.FIELD`` with FIELD one of
   ``calls``, ``host_self``, ``host_total``, ``device_self``, ``device_total``; ``kernel:NAME.FIELD``
   with FIELD one of ``calls``, ``total``, ``mean``; ``memory:DEVICE.FIELD`` with FIELD
@@ -52,7 +52,7 @@ class RuleError(ValueError):
 @dataclass(frozen=True)
 class Rule:
     text: str
-    kind: str  # step_time, category, op, kernel, memory
+    kind: str  # step_time, mfu, category, op, kernel, memory
     name: str  # category / operator / kernel / device
     field: str  # the diff's field name
     cmp: str
@@ -117,12 +117,14 @@ def _short(text: str) -> str:
 def _figure(text: str, figure: str) -> tuple[str, str, str]:
     if figure == "step_time":
         return "step_time", "", "duration"
+    if figure == "mfu":
+        return "mfu", "", "mean"
     if figure in CATEGORIES:
         return "category", figure, figure
     prefix, sep, rest = figure.partition(":")
     if not sep or prefix not in _FIELDS:
         known = ", ".join(
-            ["step_time", *CATEGORIES, "op:NAME.FIELD", "kernel:NAME.FIELD", "memory:DEVICE.FIELD"]
+            ["step_time", "mfu", *CATEGORIES, "op:NAME.FIELD", "kernel:NAME.FIELD", "memory:DEVICE.FIELD"]
         )
         raise RuleError(f"bad rule {text!r}: unknown figure {figure!r} (known: {known})")
     name, dot, field = rest.rpartition(".")
@@ -163,6 +165,12 @@ def evaluate(rule: Rule, diff: dict[str, Any]) -> dict[str, Any]:
 def _lookup(rule: Rule, diff: dict[str, Any]) -> dict[str, Any]:
     if rule.kind == "step_time":
         return diff["steps"]
+    if rule.kind == "mfu":
+        entry = diff.get("mfu") or {}
+        if entry.get("delta") is None:
+            why = entry.get("note") or "a side has no MFU"
+            raise RuleError(f"rule {rule.text!r} cannot be checked: {why}")
+        return entry
     if rule.kind == "category":
         entry = diff["breakdown_us"].get(rule.name)
         if entry is None or entry["delta"] is None:

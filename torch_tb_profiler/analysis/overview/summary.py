@@ -20,6 +20,7 @@ from torch_tb_profiler.analysis.modules import tree as modules
 from torch_tb_profiler.analysis.ops import kernels, operators
 from torch_tb_profiler.analysis.overview import page as overview
 from torch_tb_profiler.analysis.overview.recommendations import recommendations
+from torch_tb_profiler.analysis.roofline import summary as roofline
 
 DEFAULT_TOP = 10
 
@@ -61,6 +62,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "memory": section("memory", lambda: memory.summary(profile), []),
         "modules": section("modules", lambda: modules.summary(profile), []),
         "graphs": section("graphs", lambda: _graphs(profile), None),
+        "roofline": section("roofline", lambda: roofline.summary(profile, top), None),
     }
     out["errors"] = errors
     out["warnings"] = list(profile.meta.warnings)  # what loading repaired, dropped or cut (the UI's too)
@@ -87,6 +89,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "memory": [],
         "modules": [],
         "graphs": None,
+        "roofline": None,
         "errors": [message],
         "warnings": [],
     }

@@ -1,0 +1,189 @@
+"""Work models (analysis/roofline/work.py): FLOPs and bytes per modelled family, computed by hand
+(docs/metrics.md, "Roofline")."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from torch_tb_profiler.analysis.roofline import work as W
+
+BF16, F32, F16 = "c10::BFloat16", "float", "c10::Half"
+
+
+def work(name: str, dims: list, types: list[str], concrete: list[str] | None = None) -> W.Work:
+    args = W.parse(json.dumps(dims), json.dumps(types), json.dumps(concrete) if concrete is not None else "")
+    return W.model(name, args)
+
+
+def test_mm_flops_and_bytes() -> None:
+    w = work("aten::mm", [[32, 4096], [4096, 4096]], [BF16, BF16])
+    assert w.flops == 2 * 32 * 4096 * 4096 == 1_073_741_824
+    # A + B + the 32×4096 output, 2 bytes each
+    assert w.bytes == (32 * 4096 + 4096 * 4096 + 32 * 4096) * 2 == 34_078_720
+    assert w.dtype == "bf16"
+
+
+def test_transposed_operands_use_their_logical_shapes() -> None:
+    # B = W.t(): Input Dims holds the logical [K, N] whatever the strides, so the model is the same
+    w = work("aten::mm", [[64, 128], [128, 32]], [F32, F32])
+    assert w.flops == 2 * 64 * 32 * 128 == 524_288
+    assert w.bytes == (64 * 128 + 128 * 32 + 64 * 32) * 4 == 57_344
+
+
+def test_addmm_counts_the_bias_add() -> None:
+    w = work("aten::addmm", [[512], [141, 512], [512, 512], [], []], [F32, F32, F32, "Scalar", "Scalar"])
+    assert w.flops == 2 * 141 * 512 * 512 + 141 * 512 == 73_996_800
+    assert w.bytes == (512 + 141 * 512 + 512 * 512 + 141 * 512) * 4 == 1_628_160
+
+
+def test_bmm_and_baddbmm_batch() -> None:
+    w = work("aten::bmm", [[8, 64, 32], [8, 32, 16]], [F16, F16])
+    assert w.flops == 2 * 8 * 64 * 16 * 32 == 524_288
+    assert w.bytes == (8 * 64 * 32 + 8 * 32 * 16 + 8 * 64 * 16) * 2 == 57_344
+    w = work(
+        "aten::baddbmm", [[8, 64, 16], [8, 64, 32], [8, 32, 16], [], []], [F16, F16, F16, "Scalar", "Scalar"]
+    )
+    assert w.flops == 524_288 + 8 * 64 * 16 == 532_480
+    assert w.bytes == 57_344 + 8 * 64 * 16 * 2 == 73_728
+
+
+def test_linear_with_and_without_bias() -> None:
+    w = work("aten::linear", [[2, 10, 64], [32, 64], [32]], [F32, F32, F32])
+    assert w.flops == 2 * 20 * 32 * 64 + 20 * 32 == 82_560
+    assert w.bytes == (2 * 10 * 64 + 32 * 64 + 32 + 20 * 32) * 4 == 16_000
+    w = work("aten::linear", [[2, 10, 64], [32, 64], []], [F32, F32, ""])
+    assert w.flops == 81_920
+
+
+def test_matmul_broadcasts_and_takes_vectors() -> None:
+    w = work("aten::matmul", [[4, 1, 8, 16], [3, 16, 5]], [F32, F32])
+    assert w.flops == 2 * (4 * 3) * 8 * 5 * 16 == 15_360
+    assert w.bytes == (4 * 8 * 16 + 3 * 16 * 5 + 12 * 8 * 5) * 4 == 4_928
+    assert work("aten::matmul", [[16], [16, 5]], [F32, F32]).flops == 2 * 1 * 5 * 16
+
+
+def test_scaled_mm_output_dtype_from_concrete_inputs() -> None:
+    dims = [[32, 64], [64, 16], [], [], [], [], [], []]
+    types = ["c10::Float8_e4m3fn", "c10::Float8_e4m3fn", F32, F32, "", "", "Scalar", "Scalar"]
+    w = work("aten::_scaled_mm", dims, types, ["", "", "", "", "", "", "15", "False"])
+    assert w.flops == 2 * 32 * 16 * 64 == 65_536 and w.dtype == "fp8"
+    # A, B (1 byte), two 0-dim fp32 scales, a bf16 (code 15) 32×16 output
+    assert w.bytes == 32 * 64 + 64 * 16 + 4 + 4 + 32 * 16 * 2 == 4_104
+    unknown = work("aten::_scaled_mm", dims, types)
+    assert unknown.flops == 65_536 and unknown.bytes is None and "output dtype" in unknown.reason
+
+
+CONV_TYPES = [F32, F32, F32, "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList", "Scalar"]
+
+
+def test_convolution_forward_from_concrete_inputs() -> None:
+    dims = [[2, 3, 32, 32], [8, 3, 3, 3], [8], [], [], [], [], [], []]
+    concrete = ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"]
+    w = work("aten::convolution", dims, CONV_TYPES, concrete)
+    # out 32×32 (pad 1, 3×3): 2·N·C_out·H·W·C_in·k² + bias N·C_out·H·W
+    assert w.flops == 2 * 2 * 8 * 1024 * 3 * 9 + 2 * 8 * 1024 == 901_120
+    assert w.bytes == (2 * 3 * 1024 + 8 * 27 + 8 + 2 * 8 * 1024) * 4 == 91_008
+    strided = ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1"]
+    assert work("aten::convolution", dims, CONV_TYPES, strided).flops == 2 * 2 * 8 * 256 * 27 + 2 * 8 * 256
+    grouped = work(
+        "aten::convolution",
+        [[2, 4, 32, 32], [8, 2, 3, 3], [], [], [], [], [], [], []],
+        [F32, F32, "", *CONV_TYPES[3:]],
+        ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "2"],
+    )
+    assert grouped.flops == 2 * 2 * 8 * 1024 * 2 * 9 == 589_824
+    no_args = work("aten::convolution", dims, CONV_TYPES)
+    assert no_args.flops is None and "Concrete Inputs" in no_args.reason
+    transposed = ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "True", "[0, 0]", "1"]
+    assert work("aten::convolution", dims, CONV_TYPES, transposed).flops is None
+
+
+def test_convolution_backwards() -> None:
+    w = work(
+        "aten::cudnn_convolution_backward_input",
+        [[], [2, 8, 32, 32], [8, 3, 3, 3], [], [], [], []],
+        ["ScalarList", F32, F32, "ScalarList", "ScalarList", "ScalarList", "Scalar"],
+        ["[2, 3, 32, 32]", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "1"],
+    )
+    assert w.flops == 2 * 2 * 8 * 1024 * 3 * 9 == 884_736
+    assert w.bytes == (2 * 8 * 1024 + 8 * 27) * 4 + 2 * 3 * 1024 * 4 == 90_976
+    dims = [[2, 8, 32, 32], [2, 3, 32, 32], [8, 3, 3, 3], [], [], [], [], [], [], [], []]
+    types = [F32, F32, F32, *["ScalarList"] * 4, "Scalar", "ScalarList", "Scalar", "ScalarList"]
+    concrete = ["", "", "", "[8]", "[1, 1]", "[1, 1]", "[1, 1]", "False", "[0, 0]", "1", "[True, True, True]"]
+    w = work("aten::convolution_backward", dims, types, concrete)
+    assert w.flops == 2 * 884_736 + 2 * 8 * 1024 == 1_785_856
+    concrete[-1] = "[False, True, False]"  # the first layer: no grad input
+    assert work("aten::convolution_backward", dims, types, concrete).flops == 884_736
+
+
+def test_attention_forward_and_causal() -> None:
+    dims = [[1, 8, 141, 64]] * 3 + [[], [], [], [], []]
+    types = [BF16] * 3 + ["", "Scalar", "Scalar", "", "Scalar"]
+    w = work("aten::scaled_dot_product_attention", dims, types, ["", "", "", "", "0.", "False", "", "False"])
+    # 4·B·H·Sq·Sk·D (Q·Kᵀ and P·V)
+    assert w.flops == 4 * 1 * 8 * 141 * 141 * 64 == 40_716_288
+    assert w.bytes == 4 * (8 * 141 * 64 * 2) == 577_536
+    causal = work(
+        "aten::scaled_dot_product_attention", dims, types, ["", "", "", "", "0.", "True", "", "False"]
+    )
+    assert causal.flops == 40_716_288 / 2
+    flash = work(
+        "aten::_scaled_dot_product_flash_attention",
+        [[2, 4, 128, 64]] * 3 + [[]] * 4,
+        [F16] * 3 + ["Scalar"] * 4,
+        ["", "", "", "0.", "True", "False", ""],
+    )
+    assert flash.flops == 4 * 2 * 4 * 128 * 128 * 64 / 2
+    gqa = work(  # fewer k/v heads: the FLOPs follow the query heads
+        "aten::_scaled_dot_product_flash_attention",
+        [[1, 8, 16, 64], [1, 2, 32, 64], [1, 2, 32, 64]] + [[]] * 4,
+        [BF16] * 3 + ["Scalar"] * 4,
+        ["", "", "", "0.", "False", "False", ""],
+    )
+    assert gqa.flops == 4 * 8 * 16 * 32 * 64
+
+
+def test_attention_backward_is_two_and_a_half_forwards() -> None:
+    q = [2, 4, 128, 64]
+    dims = [q, q, q, q, q, [2, 4, 128], [], [], [], [], [], [], [], [], []]
+    types = [F16] * 5 + [F32] + ["", "", "Scalar", "Scalar", "Scalar", "Scalar", "", "", "Scalar"]
+    concrete = [""] * 11 + ["True"] + [""] * 3
+    w = work("aten::_scaled_dot_product_flash_attention_backward", dims, types, concrete)
+    # forward 4·B·H·S²·D / 2 (causal) = 16,777,216; × 2.5
+    assert w.flops == 2.5 * 4 * 2 * 4 * 128 * 128 * 64 / 2 == 41_943_040
+    elems = 2 * 4 * 128 * 64
+    # grad_out, q, k, v, out (fp16) + logsumexp (fp32) read; dq, dk, dv written
+    assert w.bytes == 5 * elems * 2 + 2 * 4 * 128 * 4 + 3 * elems * 2
+
+
+def test_bytes_only_families() -> None:
+    add = work("aten::add", [[32, 4096], [32, 4096], []], [BF16, BF16, "Scalar"])
+    assert add.flops is None and add.bytes == 3 * 32 * 4096 * 2 == 786_432
+    inplace = work("aten::add_", [[32, 4096], [4096], []], [BF16, BF16, "Scalar"])
+    assert inplace.bytes == (32 * 4096 + 4096) * 2 + 32 * 4096 * 2 == 532_480
+    norm = work(
+        "aten::layer_norm",
+        [[32, 768], [], [768], [768], [], []],
+        [F32, "ScalarList", F32, F32, "Scalar", "Scalar"],
+    )
+    assert norm.bytes == (32 * 768 + 768 + 768) * 4 + 32 * 768 * 4 == 202_752
+    copy = work("aten::copy_", [[32, 1024], [32, 1024], []], [BF16, F32, "Scalar"])
+    assert copy.bytes == 32 * 1024 * 2 + 32 * 1024 * 4
+    assert work("aten::softmax", [[4, 10], [], []], [F32, "Scalar", ""]).bytes == 2 * 40 * 4
+    assert work("aten::sum", [[4, 10], [], [], []], [F32, "ScalarList", "Scalar", ""]).bytes == 160
+
+
+@pytest.mark.parametrize(
+    ("name", "dims", "types", "why"),
+    [
+        ("aten::mm", None, None, "record_shapes"),
+        ("aten::mm", [[], []], ["", ""], "shapes not in the trace"),
+        ("my::custom_gemm", [[32, 32], [32, 32]], [F32, F32], "no work model"),
+    ],
+)
+def test_unknown_work_is_null_with_a_reason(name: str, dims, types, why: str) -> None:
+    args = W.parse(json.dumps(dims) if dims is not None else "", json.dumps(types) if types else "", "")
+    w = W.model(name, args)
+    assert w.flops is None and w.bytes is None and why in w.reason
