@@ -331,3 +331,27 @@ def test_a_gpu_figure_one_trace_lacks_is_explained(tmp_path: Path, pair) -> None
     occ = d["gpus"][0]["achieved_occupancy_pct"]
     assert occ["baseline"] is None and occ["experiment"] == 50.0 and occ["delta"] is None
     assert "GPU 0: the baseline's trace gives no achieved occupancy: it is not compared" in d["notes"]
+
+
+def _memory_without_totals(path: Path) -> Path:
+    """A CPU step with [memory] records as PyTorch < 1.10 wrote them: no Total Allocated/Reserved."""
+    from tests.fixtures.trace_builder import TraceBuilder
+
+    b = TraceBuilder()
+    b.step(1, 0, 1000)
+    b.op("aten::empty", 10, 50)
+    for i, (addr, nbytes) in enumerate([(1, 4096), (2, 1024), (1, -4096)]):
+        b.raw({"ph": "i", "s": "t", "cat": "cpu_instant_event", "name": "[memory]", "pid": b.pid,
+               "tid": b.tid, "ts": b.base_ts + 20 + i,
+               "args": {"Device Type": 0, "Device Id": -1, "Addr": addr, "Bytes": nbytes}})  # fmt: skip
+    return b.write(path)
+
+
+def test_memory_note_when_both_sides_have_records_without_totals(tmp_path: Path) -> None:
+    """Issue 24, item 8: two runs with memory records but no totals (kineto resnet50 0 vs 4) are not
+    "neither side recorded memory"."""
+    base = _load(_memory_without_totals(tmp_path / "a.pt.trace.json"), "a")
+    exp = _load(_memory_without_totals(tmp_path / "b.pt.trace.json"), "b")
+    notes = D.compare(base, exp)["notes"]
+    assert not any("neither side recorded memory" in n for n in notes), notes
+    assert any(n.startswith("both sides recorded memory without totals") for n in notes), notes

@@ -87,6 +87,8 @@ def _side(profile) -> dict[str, Any]:
         "gpus": {g["id"]: g for g in gpu_metrics.gpu_summary(profile)},
         "scale": 1.0 / n_steps if n_steps else 1.0,
         "memory": {d["device"]: d for d in memory.devices(profile) if d["has_totals"]},
+        # records without totals (PyTorch < 1.10): memory is there, its peaks are not
+        "memory_untotalled": [d["device"] for d in memory.devices(profile) if not d["has_totals"]],
         "distributed": _distributed(profile),
         "mfu": mfu(profile),
     }
@@ -499,7 +501,15 @@ def _memory_level(b: dict, e: dict, notes: list[str]) -> list[dict[str, Any]]:
             row[f] = change(None if mb is None else mb[f], None if me is None else me[f])
         out.append(row)
     if not b["memory"] and not e["memory"]:
-        notes.append("neither side recorded memory (profile_memory=True): no memory comparison")
+        without = [side for side, s in (("baseline", b), ("experiment", e)) if s.get("memory_untotalled")]
+        if not without:
+            notes.append("neither side recorded memory (profile_memory=True): no memory comparison")
+        else:
+            who = "both sides" if len(without) == 2 else f"the {without[0]}"
+            notes.append(
+                f"{who} recorded memory without totals (PyTorch before 1.10 wrote no Total Allocated): "
+                "no peak memory to compare"
+            )
     return out
 
 
