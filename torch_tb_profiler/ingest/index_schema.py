@@ -33,8 +33,9 @@ _BASE = {"name": TEXT, "ts": F8, "dur": F8, "end": F8, "pid": TEXT, "tid": TEXT}
 TABLES: dict[str, dict[str, str]] = {
     "ops": {
         **_BASE,
-        **dict.fromkeys(("cat", "input_dims", "input_types", "call_stack"), TEXT),
+        **dict.fromkeys(("cat", "input_dims", "input_types", "call_stack", "concrete_inputs"), TEXT),
         **dict.fromkeys(("ext_id", "seq", "fwd_tid", "replay", "parent", "depth", "last"), I8),
+        "flops": F8,
     },
     "runtimes": {
         **_BASE,
@@ -87,6 +88,11 @@ TABLES: dict[str, dict[str, str]] = {
     "timeline.names": {"name": TEXT},
     "timeline.counters": {"track": I4, "ts": F8, "value": F8},
 }
+# columns a parse makes only for some traces: table -> column -> kind
+OPTIONAL: dict[str, dict[str, str]] = {
+    # a trace merged with its graph captures (model/build.py): each replayed kernel's capture launch
+    "device": {"capture": I8, "capture_launch": I8},
+}
 # the dtypes a stored column may be read as: what parses produce, nothing the file makes up
 _READ_DTYPES = {TEXT, F8, I8, I4, U1, U2, BOOL, "object", "str"}
 _ARROW = {kind: pa.from_numpy_dtype(np.dtype(kind)) for kind in (F8, I8, I4, U1, U2, BOOL)}
@@ -115,6 +121,8 @@ def check_columns(table: str, schema: pa.Schema, rows: int | None = None) -> Non
     names = list(schema.names)
     if table == "summary.calls" and rows in (0, None) and not names:
         return  # a profile without a rank part stores an empty table
+    optional = {c: k for c, k in OPTIONAL.get(table, {}).items() if c in names}
+    want = {**want, **optional}
     if sorted(names) != sorted(want) or len(set(names)) != len(names):
         missing, extra = sorted(set(want) - set(names)), sorted(set(names) - set(want))
         raise IndexFormatError(
@@ -137,7 +145,7 @@ def check_columns(table: str, schema: pa.Schema, rows: int | None = None) -> Non
 def read_dtype(table: str, column: str, stored: str, rows: int) -> str:
     """The dtype a column is read as: the schema's; for text the stored flavour of str when it is one;
     for an empty column whatever allowed dtype was stored (parses make empty columns of several)."""
-    kind = TABLES[table][column]
+    kind = TABLES[table].get(column) or OPTIONAL[table][column]
     if rows == 0 and stored in _READ_DTYPES:
         return "object" if stored == TEXT else stored
     if kind == TEXT:

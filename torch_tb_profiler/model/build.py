@@ -130,7 +130,7 @@ def profile_from_tables(
 def _with_capture_launches(device: pd.DataFrame, position: np.ndarray, launches: np.ndarray) -> None:
     """``capture`` (index into the merge report's captures) and ``capture_launch`` (row of that capture
     trace's runtimes) per replayed kernel, -1 elsewhere: where the timeline opens the capture at its launch."""
-    capture = np.full(len(device), -1, dtype=np.int16)
+    capture = np.full(len(device), -1, dtype=np.int64)
     launch = np.full(len(device), -1, dtype=np.int64)
     if launches.size:
         at = position[launches[:, 0]]
