@@ -22,6 +22,7 @@ from torch_tb_profiler.analysis.ops import kernels as kernel_tables
 from torch_tb_profiler.analysis.ops import operators as operator_tables
 from torch_tb_profiler.analysis.overview.recommendations import recommendations
 from torch_tb_profiler.analysis.overview.summary import operator_sort, profile_summary
+from torch_tb_profiler.analysis.roofline import summary as roofline_summary
 from torch_tb_profiler.ingest.errors import LookupFailed
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.model import Profile
@@ -217,6 +218,16 @@ class Queries:
             "worker": profile.worker,
             "span": profile.span,
             "modules": clean(modules_tree.summary(profile)),
+        }
+
+    def roofline(self, run: str, worker: str, span: str | None = None, top: int = 10) -> dict[str, Any]:
+        _check_top(top)
+        profile = self.profile(run, worker, span)
+        return {
+            "run": run,
+            "worker": profile.worker,
+            "span": profile.span,
+            "roofline": clean(roofline_summary.summary(profile, top)),
         }
 
     def compare(

@@ -103,6 +103,13 @@ def build_server(store: RunStore) -> MCPServer:
         return _answer(queries.distributed, run, span, top)
 
     @tool
+    def roofline(run: str, worker: str, span: str | None = None, top: int = 10) -> str:
+        """How far from the hardware (docs/metrics.md, "Roofline"): the device and its matched peaks
+        (TFLOP/s per dtype, TB/s), the top operator and kernel rows by time lost (FLOPs, bytes, achieved
+        TFLOP/s and TB/s, % of roofline, bound, time_lost_us, source), and MFU per step (fractions 0-1)."""
+        return _answer(queries.roofline, run, worker, span, top)
+
+    @tool
     def modules(run: str, worker: str, span: str | None = None) -> str:
         """The module tree's top levels (nn.Module forward/backward), host and device µs, share of step."""
         return _answer(queries.modules, run, worker, span)
