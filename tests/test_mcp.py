@@ -87,7 +87,12 @@ async def _session_calls(logdir: Path, calls: list[tuple[str, dict[str, Any]]]) 
 
 
 def call_all(logdir: Path, calls: list[tuple[str, dict[str, Any]]]) -> dict[str, Any]:
-    return asyncio.run(_session_calls(logdir, calls))
+    """The calls' answers, from a loop of their own on a thread of their own: in the full suite the
+    browser tests' Playwright keeps an event loop running on the main thread."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, _session_calls(logdir, calls)).result()
 
 
 def text(result: Any) -> str:
