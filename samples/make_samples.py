@@ -2,7 +2,7 @@
 
 Run with a venv that has torch 2.13.0 (CPU build) and numpy, from the repo root::
 
-    /work/torchvenv/bin/python samples/make_samples.py
+    "$TORCH_VENV"/bin/python samples/make_samples.py   # TORCH_VENV: a venv with torch, outside the repo
 
 Every run folder is emptied and rewritten. Seeds are fixed, so shapes, op sequences and step
 counts repeat; timestamps, durations, pids and file names (which carry a millisecond clock)
