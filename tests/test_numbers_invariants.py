@@ -11,27 +11,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.paths import SHARED_TRACES, shared_trace
+from tests.fixtures.paths import SHARED_TRACES
+from tests.fixtures.shared_profiles import TRACES
+from tests.fixtures.shared_profiles import shared_profile as _profile
 from torch_tb_profiler.analysis.core import steps
 from torch_tb_profiler.analysis.device import breakdown
 from torch_tb_profiler.analysis.ops import operators
-from torch_tb_profiler.ingest.parse import load_profile
 from torch_tb_profiler.model.build import nesting_tolerance
 
 pytestmark = pytest.mark.shared
-
-TRACES = (
-    sorted(str(p.relative_to(SHARED_TRACES)) for p in SHARED_TRACES.glob("*/*/*.pt.trace.json*"))
-    if SHARED_TRACES.is_dir()
-    else []
-)
-_cache: dict[str, object] = {}
-
-
-def _profile(rel: str):
-    if rel not in _cache:
-        _cache[rel] = load_profile(str(shared_trace(rel)))
-    return _cache[rel]
 
 
 def test_there_are_shared_traces() -> None:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures.paths import SHARED_TRACES, shared_trace
+from tests.fixtures.paths import SHARED_TRACES
+from tests.fixtures.shared_profiles import shared_profile as _profile
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.device.gpu_metrics import gpu_summary
 from torch_tb_profiler.analysis.memory import usage
@@ -34,13 +35,6 @@ TRACES = (
     if SHARED_TRACES.is_dir()
     else []
 )
-_cache: dict[str, object] = {}
-
-
-def _profile(rel: str):
-    if rel not in _cache:
-        _cache[rel] = load_profile(str(shared_trace(rel)))
-    return _cache[rel]
 
 
 def test_every_vendor_is_here() -> None:

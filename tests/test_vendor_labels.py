@@ -14,7 +14,9 @@ import numpy as np
 import pytest
 
 from tests.fixtures.builders_overview import load
-from tests.fixtures.paths import SHARED_TRACES, shared_trace
+from tests.fixtures.paths import SHARED_TRACES
+from tests.fixtures.shared_profiles import TRACES
+from tests.fixtures.shared_profiles import shared_profile as _profile
 from tests.fixtures.trace_builder import V100, TraceBuilder
 from torch_tb_profiler.analysis.core.accelerator import accelerator, lost_launches
 from torch_tb_profiler.analysis.device import gpu_metrics
@@ -25,7 +27,6 @@ from torch_tb_profiler.analysis.overview.recommendations import recommendations
 from torch_tb_profiler.analysis.timeline.counters import counter_events
 from torch_tb_profiler.analysis.timeline.index import index as timeline_index
 from torch_tb_profiler.cli import compare_report
-from torch_tb_profiler.ingest.parse import load_profile
 
 MI300 = {**V100, "name": "AMD Instinct MI300X", "computeMajor": 9, "computeMinor": 4, "warpSize": 64}
 # NVIDIA-only wording (case-sensitive words: "cudaLaunchKernel" or "CUDAFunctor" in a name do not match)
@@ -100,19 +101,6 @@ def test_cli_compare_says_matrix_cores_on_rocm(tmp_path: Path) -> None:
 
 
 # --- the invariant over every shared trace ----------------------------------------------------------
-
-TRACES = (
-    sorted(str(p.relative_to(SHARED_TRACES)) for p in SHARED_TRACES.glob("*/*/*.pt.trace.json*"))
-    if SHARED_TRACES.is_dir()
-    else []
-)
-_cache: dict[str, object] = {}
-
-
-def _profile(rel: str):
-    if rel not in _cache:
-        _cache[rel] = load_profile(str(shared_trace(rel)))
-    return _cache[rel]
 
 
 def _texts(value) -> list[str]:
