@@ -179,14 +179,17 @@ def _op_rows(profile) -> pd.DataFrame:
         bytes_source=("bytes_source", "first"),
         reason=("reason", "first"),
     ).reset_index()
-    share = np.divide(
-        table["tc_us"], table["device_us"], out=np.zeros(len(table)), where=table["device_us"] > 0
-    )
-    table["peak_dtype"] = [
-        peak_dtype(d, s, dev, platform) for d, s in zip(table["dtype"], share, strict=True)
-    ]
+    table["peak_dtype"] = _peak_dtypes(table, "device_us", dev, platform)
     out = figures(table, dev)
     return _sorted(out)
+
+
+def _peak_dtypes(table: pd.DataFrame, time_column: str, dev: dict, platform: str | None) -> list:
+    """Per row: the dtype whose peak it is measured against, from its dtype and the share of
+    ``time_column`` its kernels spent on tensor cores (peak_dtype)."""
+    time = table[time_column]
+    share = np.divide(table["tc_us"], time, out=np.zeros(len(table)), where=time > 0)
+    return [peak_dtype(d, s, dev, platform) for d, s in zip(table["dtype"], share, strict=True)]
 
 
 def op_total_rows(profile) -> pd.DataFrame:
@@ -233,12 +236,7 @@ def _op_total_rows(profile) -> pd.DataFrame:
         tc_us=("tc_us", "sum"),
         holders=("holders", "sum"),
     ).reset_index()
-    share = np.divide(
-        table["tc_us"], table["device_us"], out=np.zeros(len(table)), where=table["device_us"] > 0
-    )
-    table["peak_dtype"] = [
-        peak_dtype(d, s, dev, platform) for d, s in zip(table["dtype"], share, strict=True)
-    ]
+    table["peak_dtype"] = _peak_dtypes(table, "device_us", dev, platform)
     table["scope"] = "subtree"
     return _sorted(figures(table, dev))
 
@@ -289,12 +287,7 @@ def _kernel_rows(profile) -> pd.DataFrame:
         dtype=("dtype", lambda s: _mode(s)),
         source=("source", lambda s: _mode(s)),
     ).reset_index()
-    share = np.divide(
-        table["tc_us"], table["kernel_us"], out=np.zeros(len(table)), where=table["kernel_us"] > 0
-    )
-    table["peak_dtype"] = [
-        peak_dtype(d, s, dev, platform) for d, s in zip(table["dtype"], share, strict=True)
-    ]
+    table["peak_dtype"] = _peak_dtypes(table, "kernel_us", dev, platform)
     # a kernel without any known call has no figures: its time is its whole time
     unknown = table["known_calls"] == 0
     table.loc[unknown, "device_us"] = table.loc[unknown, "kernel_us"]
