@@ -21,6 +21,7 @@ from torch_tb_profiler.analysis.ops import kernels, operators
 from torch_tb_profiler.analysis.overview import page as overview
 from torch_tb_profiler.analysis.overview.recommendations import recommendations
 from torch_tb_profiler.analysis.roofline import summary as roofline
+from torch_tb_profiler.analysis.waits import summary as waits
 
 DEFAULT_TOP = 10
 
@@ -63,6 +64,7 @@ def profile_summary(profile, top: int = DEFAULT_TOP) -> dict[str, Any]:
         "modules": section("modules", lambda: modules.summary(profile), []),
         "graphs": section("graphs", lambda: _graphs(profile), None),
         "roofline": section("roofline", lambda: roofline.summary(profile, top), None),
+        "analyses": section("analyses", lambda: waits.summary(profile), None),
     }
     out["errors"] = errors
     out["warnings"] = list(profile.meta.warnings)  # what loading repaired, dropped or cut (the UI's too)
@@ -90,6 +92,7 @@ def failed_summary(run: str, worker: str, span: str, message: str) -> dict[str, 
         "modules": [],
         "graphs": None,
         "roofline": None,
+        "analyses": None,
         "errors": [message],
         "warnings": [],
     }
