@@ -87,7 +87,13 @@ def test_json_schema_and_figures(logdir: Path, capsys: pytest.CaptureFixture[str
     assert code == 0 and set(data) == {"profiles"}  # "distributed" only for multi-worker runs
     (p,) = data["profiles"]
     # the issue's keys, plus the memory and module views' and the device platform (docs/api.md)
-    assert set(p) >= PROFILE_KEYS and set(p) - PROFILE_KEYS <= {"memory", "modules", "platform", "roofline", "analyses"}
+    assert set(p) >= PROFILE_KEYS and set(p) - PROFILE_KEYS <= {
+        "memory",
+        "modules",
+        "platform",
+        "roofline",
+        "analyses",
+    }
     assert set(p["breakdown_us"]) == BREAKDOWN_KEYS
     assert (p["run"], p["worker"], p["span"], p["device_type"], p["steps"]) == (
         "run_a",

@@ -66,7 +66,7 @@ def test_runs_report_state_progress_and_errors(tb: TensorBoard) -> None:
 def test_views_workers_spans(tb: TensorBoard) -> None:
     assert tb.get("views", run="gpu_run") == (
         200,
-        ["Overview", "Operator", "Kernel", "Trace", "Memory", "Distributed", "Diff"],
+        ["Overview", "Operator", "Kernel", "Trace", "Analysis", "Memory", "Distributed", "Diff"],
     )
     assert tb.get("workers", run="gpu_run") == (200, ["worker0", "worker1"])
     assert tb.get("workers", run="gpu_run", view="Kernel") == (200, ["worker0", "worker1"])

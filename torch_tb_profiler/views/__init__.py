@@ -6,6 +6,7 @@ VIEW_MODULES: tuple[str, ...] = (
     "torch_tb_profiler.views.operators",
     "torch_tb_profiler.views.kernels",
     "torch_tb_profiler.views.roofline",
+    "torch_tb_profiler.views.analysis",
     "torch_tb_profiler.views.memory",
     "torch_tb_profiler.views.distributed",
     "torch_tb_profiler.views.trace",

@@ -11,7 +11,17 @@ from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import int_param, param
 
 # view name -> predicate over a loaded profile; a view is listed when any profile of the run has it
-VIEW_ORDER = ("Overview", "Operator", "Kernel", "Roofline", "Trace", "Memory", "Module", "Distributed")
+VIEW_ORDER = (
+    "Overview",
+    "Operator",
+    "Kernel",
+    "Roofline",
+    "Trace",
+    "Analysis",
+    "Memory",
+    "Module",
+    "Distributed",
+)
 
 
 def available_views(store: RunStore, run: str) -> list[str]:
@@ -22,6 +32,8 @@ def available_views(store: RunStore, run: str) -> list[str]:
     if any(f.roofline for f in facts):  # some FLOPs can be known
         views.append("Roofline")
     views.append("Trace")
+    if any(f.kernels for f in facts):  # the analyses of why the device waits need device activity
+        views.append("Analysis")
     if any(f.memory for f in facts):
         views.append("Memory")
     if any(f.module_view for f in facts):
