@@ -1,4 +1,4 @@
-import { type ReactNode, useMemo } from "react";
+import { type ReactNode, useEffect, useMemo } from "react";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
 import { fileSlug } from "../lib/csv";
@@ -136,6 +136,12 @@ export function AnalysisView(p: ViewProps): ReactNode {
   const { data, error } = useApi<unknown>(p.api, "analysis", { ...profileParams(p), n });
   const setState = p.setState;
   const show = useMemo<Show>(() => (find) => setState({ view: "Trace", find, sel: null, t0: null, t1: null }, true), [setState]);
+  const section = p.state.asec;
+  useEffect(() => {
+    // arriving from a recommendation: bring the section that backs it into view
+    if (data === undefined || !section) return;
+    document.querySelector(`[data-testid="${CSS.escape(section)}"]`)?.scrollIntoView({ block: "start" });
+  }, [data, section]);
   if (error) return <ErrorBox error={error} what="the analyses" />;
   if (data === undefined) return <Loading what="analyses" />;
   const a = get(data, "analyses");

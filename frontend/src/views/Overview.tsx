@@ -178,6 +178,14 @@ export function readCardMfu(data: unknown): { device: number | null; value: numb
   return { device: num(get(data, "device"), "id"), value: num(m, "mean"), dtype: str(m, "dtype"), reason: str(m, "reason") };
 }
 
+/** The Analysis view's section that backs a recommendation (its `id`), linked from the recommendation. */
+const ANALYSIS_SECTION: Record<string, string> = {
+  low_gpu_utilization: "idle",
+  host_bound: "idle",
+  launch_bound: "launch",
+  synchronization: "critical-path",
+};
+
 export function OverviewView(p: ViewProps): ReactNode {
   const { data, error, loading } = useApi<unknown>(p.api, "overview", profileParams(p));
 
@@ -438,7 +446,12 @@ export function OverviewView(p: ViewProps): ReactNode {
             {shaped.recommendations.map((r, i) => (
               <li key={i} data-testid="recommendation" data-id={r.id}>
                 {r.title && <strong>{r.title}. </strong>}
-                {r.text}
+                {r.text}{" "}
+                {ANALYSIS_SECTION[r.id] && (
+                  <button type="button" className="link-button" data-testid="recommendation-analysis" onClick={() => p.setState({ view: "Analysis", asec: ANALYSIS_SECTION[r.id], sel: null }, true)}>
+                    See the analysis ▸
+                  </button>
+                )}
                 {r.evidence !== null && (
                   <details className="evidence">
                     <summary>Evidence</summary>

@@ -1,0 +1,62 @@
+"""The Analysis view in chromium on a real GPU trace (resnet50 on a V100, PyTorch 1.9): it is listed,
+its tables show the route's figures, the longest idle interval's link selects the kernel that ended the
+gap in the Trace view; light and dark screenshots for docs/user_guide.md."""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+
+from tests.e2e.conftest import app_url, shot
+
+DETAILS = '[data-testid="timeline-details-name"]'
+
+
+def url_key(page, key: str) -> str | None:
+    return parse_qs(urlparse(page.url).query).get(key, [None])[0]
+
+
+def test_analysis_view_tables_and_idle_link(tb_gpu, page, rec):
+    run = "resnet50_v100"
+    assert "Analysis" in tb_gpu.get("views", run=run)[1]
+    worker = tb_gpu.get("workers", run=run)[1][0]
+    status, api = tb_gpu.get("analysis", run=run, worker=worker)
+    assert status == 200
+    idle_rows = api["analyses"]["idle_time"]
+    assert idle_rows and api["idle_longest"]
+    page.goto(app_url(tb_gpu, run=run, worker=worker, view="Analysis"))
+    page.wait_for_selector('[data-testid="analysis-view"]', timeout=60000)
+    table = page.locator('[data-testid="idle-table"] [role="row"].dt-row')
+    table.first.wait_for(timeout=60000)
+    assert table.count() == min(len(idle_rows), table.count()) > 0
+    # the biggest idle row first, with the route's figure
+    top = max(idle_rows, key=lambda r: r["us"])
+    first_us = table.first.locator('[data-col="us"]').get_attribute("data-value")
+    assert float(first_us) == pytest.approx(top["us"])
+    for part in ("temporal-table", "launch-table", "critical-path-table"):
+        page.locator(f'[data-testid="{part}"] [role="row"].dt-row').first.wait_for(timeout=30000)
+    shot(page, "analysis.png")
+    # the longest idle interval → the kernel that ended it, selected in the Trace view
+    longest = max(api["idle_longest"], key=lambda r: r["us"])
+    page.locator('[data-testid="idle-longest-table"] [data-testid="show-in-timeline"]').first.click()
+    page.wait_for_selector(DETAILS, timeout=60000)
+    assert url_key(page, "view") == "Trace"
+    _, ev = tb_gpu.get("timeline/longest", run=run, worker=worker, at_us=longest["end_us"], kind="kernel")
+    assert url_key(page, "sel") == ev["id"]
+    assert ev["start_us"] == pytest.approx(longest["end_us"], abs=0.01)
+    assert rec.errors == []
+
+
+def test_analysis_dark_screenshot(tb_gpu, browser, rec):
+    ctx = browser.new_context(color_scheme="dark", viewport={"width": 1280, "height": 900})
+    try:
+        pg = ctx.new_page()
+        worker = tb_gpu.get("workers", run="resnet50_v100")[1][0]
+        pg.goto(app_url(tb_gpu, run="resnet50_v100", worker=worker, view="Analysis"))
+        pg.locator('[data-testid="idle-table"] [role="row"].dt-row').first.wait_for(timeout=60000)
+        assert pg.evaluate("document.documentElement.dataset.theme") == "dark"
+        shot(pg, "analysis_dark.png")
+    finally:
+        ctx.close()
+    assert rec.errors == []
