@@ -38,6 +38,7 @@ TOOLS = {
     "distributed",
     "modules",
     "roofline",
+    "analyses",
     "compare",
     "timeline_search",
     "event",
@@ -120,7 +121,7 @@ def test_every_tool_answers_the_summary_figures(logdir: Path, expected: dict[str
     for p in profiles:
         who = {"run": p["run"], "worker": p["worker"], "span": p["span"]}
         calls += [("overview", who), ("operators", who), ("kernels", who), ("memory", who), ("modules", who)]
-        calls += [("roofline", who)]
+        calls += [("roofline", who), ("analyses", who)]
     gpu = {"run": "gpu_run", "worker": "worker0"}
     base = {"base_run": "resnet_like_cpu", "base_worker": "worker0", "base_span": "1"}
     calls += [
@@ -138,11 +139,11 @@ def test_every_tool_answers_the_summary_figures(logdir: Path, expected: dict[str
     assert listed == {(p["run"], p["worker"], p["span"]) for p in profiles}
     i = 1
     for p in profiles:
-        overview, operators, kernels, memory, modules, roofline = (
-            ok(answers[f"{i + k}:{n}"])
-            for k, n in enumerate(("overview", "operators", "kernels", "memory", "modules", "roofline"))
+        names = ("overview", "operators", "kernels", "memory", "modules", "roofline", "analyses")
+        overview, operators, kernels, memory, modules, roofline, analyses = (
+            ok(answers[f"{i + k}:{n}"]) for k, n in enumerate(names)
         )
-        i += 6
+        i += len(names)
         where = f"{p['run']}/{p['worker']}/{p['span']}"
         for key in ("steps", "step_time_us", "breakdown_us", "gpus", "memory", "device_type"):
             assert overview[key] == p[key], (where, key)
@@ -162,6 +163,7 @@ def test_every_tool_answers_the_summary_figures(logdir: Path, expected: dict[str
         ] == p["memory"], where
         assert modules["modules"] == p["modules"], where
         assert roofline["roofline"] == p["roofline"], where
+        assert analyses["analyses"] == p["analyses"], where
     gpu_kernels = next(
         ok(answers[f"{k}:kernels"])
         for k in range(1, i)

@@ -23,6 +23,7 @@ from torch_tb_profiler.analysis.ops import operators as operator_tables
 from torch_tb_profiler.analysis.overview.recommendations import recommendations
 from torch_tb_profiler.analysis.overview.summary import operator_sort, profile_summary
 from torch_tb_profiler.analysis.roofline import summary as roofline_summary
+from torch_tb_profiler.analysis.waits import summary as waits_summary
 from torch_tb_profiler.ingest.errors import LookupFailed
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.model import Profile
@@ -228,6 +229,15 @@ class Queries:
             "worker": profile.worker,
             "span": profile.span,
             "roofline": clean(roofline_summary.summary(profile, top)),
+        }
+
+    def analyses(self, run: str, worker: str, span: str | None = None) -> dict[str, Any]:
+        profile = self.profile(run, worker, span)
+        return {
+            "run": run,
+            "worker": profile.worker,
+            "span": profile.span,
+            "analyses": clean(waits_summary.summary(profile)),
         }
 
     def compare(

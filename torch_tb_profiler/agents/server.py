@@ -110,6 +110,13 @@ def build_server(store: RunStore) -> MCPServer:
         return _answer(queries.roofline, run, worker, span, top)
 
     @tool
+    def analyses(run: str, worker: str, span: str | None = None) -> str:
+        """Why the device waits (docs/metrics.md, "Why the device waits"): idle time per stream and step by
+        category (host wait, kernel wait, other), the temporal breakdown per step, launch statistics per
+        kernel name, queue length per stream, frequent kernel sequences and each step's critical path."""
+        return _answer(queries.analyses, run, worker, span)
+
+    @tool
     def modules(run: str, worker: str, span: str | None = None) -> str:
         """The module tree's top levels (nn.Module forward/backward), host and device µs, share of step."""
         return _answer(queries.modules, run, worker, span)
