@@ -106,6 +106,9 @@ export interface DiffAnswer {
   steps: NoisyChange;
   /** Each side's MFU (a fraction) and its change; `note` says why when a side has none. */
   mfu: Change & { noise: number | null; significant: boolean; note: string | null };
+  /** The why-the-device-waits figures (`temporal:idle`, `critical_path:host`, …; mean µs per step) that
+   * `--fail-on` rules read, each side's mean and its change. */
+  waits: Record<string, { baseline: number | null; experiment: number | null; delta: number; noise: number; significant: boolean }>;
   breakdown_us: Record<string, NoisyChange>;
   labels: Record<string, string>;
   gpus: GpuDiff[];

@@ -335,6 +335,11 @@ function DiffBody({
     () => [{ figure: "Step time", c: d.steps }, ...Object.entries(d.breakdown_us).map(([k, c]) => ({ figure: d.labels[k] ?? k, c }))],
     [d],
   );
+  // the Analysis view's figures that --fail-on rules read (temporal:idle, critical_path:host, …)
+  const waitRows: StepRow[] = useMemo(
+    () => Object.entries(d.waits ?? {}).map(([k, c]) => ({ figure: k, c: { ...c, rel: c.baseline ? c.delta / c.baseline : null } })),
+    [d],
+  );
   const stepColumns: Column<StepRow>[] = [
     { id: "figure", header: "Figure", kind: "text", value: (r) => r.figure, width: "minmax(140px, 1.5fr)" },
     ...changeColumns<StepRow>((r) => r.c, "duration"),
@@ -470,6 +475,9 @@ function DiffBody({
       <Section title="Step time and breakdown (mean per step)" id="diff-steps">
         <Chart option={pairedChart} height={300} testId="diff-steps-chart" ariaLabel="Baseline and experiment step time by category" />
         <DataTable rows={stepRows} columns={stepColumns} csvName={`${slug}-steps`} search={false} height={300} testId="diff-steps-table" />
+        {waitRows.length > 0 && (
+          <DataTable rows={waitRows} columns={stepColumns} csvName={`${slug}-waits`} search={false} height={Math.min(300, 48 + 28 * waitRows.length)} testId="diff-waits-table" />
+        )}
         {d.gpus.length > 0 && (
           <DataTable
             rows={d.gpus.flatMap((g) =>

@@ -35,6 +35,7 @@ from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.plain import clean
 from torch_tb_profiler.analysis.core.steps import steps as step_table
 from torch_tb_profiler.analysis.device import breakdown, gpu_metrics
+from torch_tb_profiler.analysis.diff import waits_change
 from torch_tb_profiler.analysis.diff.kernel_family import family
 from torch_tb_profiler.analysis.memory import usage as memory
 from torch_tb_profiler.analysis.ops import kernels, operators
@@ -597,6 +598,7 @@ def _compare(base_prof, exp_prof, group_by: str, waterfall_top: int) -> dict:
         "sort_metric": metric,
         "steps": steps,
         "mfu": _mfu_change(b["mfu"], e["mfu"]),
+        "waits": waits_change.changes(base_prof, exp_prof),
         "breakdown_us": cats,
         "labels": dict(breakdown.LABELS),
         "gpus": _gpu_level(b, e, notes),

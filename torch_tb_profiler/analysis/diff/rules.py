@@ -2,7 +2,9 @@
 
 A rule is ``FIGURE CMP VALUE``:
 
-- FIGURE: ``step_time``; ``mfu`` (the profile's MFU, a fraction: analysis/roofline/mfu.py); a breakdown category (``kernel``, ``memcpy``, ``memset``, ``communication``,
+- FIGURE: ``step_time``; ``mfu`` (the profile's MFU, a fraction: analysis/roofline/mfu.py);
+  ``temporal:idle|compute|non_compute`` and ``critical_path:KIND`` (mean µs per step:
+  analysis/diff/waits_change.py); a breakdown category (``kernel``, ``memcpy``, ``memset``, ``communication``,
   ``runtime``, ``dataloader``, ``cpu_exec``, ``other``); ``op:NAME.FIELD`` with FIELD one of
   ``calls``, ``host_self``, ``host_total``, ``device_self``, ``device_total``; ``kernel:NAME.FIELD``
   with FIELD one of ``calls``, ``total``, ``mean``; ``memory:DEVICE.FIELD`` with FIELD
@@ -28,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from torch_tb_profiler.analysis.device.breakdown import CATEGORIES
+from torch_tb_profiler.analysis.diff import waits_change
 
 _CMP = {">": operator.gt, ">=": operator.ge, "<": operator.lt, "<=": operator.le}
 _TIME_UNITS = {"us": 1.0, "µs": 1.0, "ms": 1e3, "s": 1e6}
@@ -52,7 +55,7 @@ class RuleError(ValueError):
 @dataclass(frozen=True)
 class Rule:
     text: str
-    kind: str  # step_time, mfu, category, op, kernel, memory
+    kind: str  # step_time, mfu, category, waits, op, kernel, memory
     name: str  # category / operator / kernel / device
     field: str  # the diff's field name
     cmp: str
@@ -67,7 +70,7 @@ def parse(text: str) -> Rule:
     number = float(num)
     if unit == "%":
         return Rule(text, kind, name, field, cmp, _finite(text, number), True)
-    is_time = field.endswith("_us") or kind in ("step_time", "category")
+    is_time = field.endswith("_us") or kind in ("step_time", "category", "waits")
     units = _TIME_UNITS if is_time else _BYTE_UNITS if kind == "memory" else {}
     if unit and unit not in units:
         allowed = ", ".join(["%", *units]) if units else "% or none"
@@ -121,10 +124,22 @@ def _figure(text: str, figure: str) -> tuple[str, str, str]:
         return "mfu", "", "mean"
     if figure in CATEGORIES:
         return "category", figure, figure
+    if waits_change.is_figure(figure):
+        return "waits", figure, "mean"
     prefix, sep, rest = figure.partition(":")
     if not sep or prefix not in _FIELDS:
         known = ", ".join(
-            ["step_time", "mfu", *CATEGORIES, "op:NAME.FIELD", "kernel:NAME.FIELD", "memory:DEVICE.FIELD"]
+            [
+                *(
+                    "step_time",
+                    "mfu",
+                    *CATEGORIES,
+                    "op:NAME.FIELD",
+                    "kernel:NAME.FIELD",
+                    "memory:DEVICE.FIELD",
+                ),
+                *("temporal:idle|compute|non_compute", "critical_path:KIND"),
+            ]
         )
         raise RuleError(f"bad rule {text!r}: unknown figure {figure!r} (known: {known})")
     name, dot, field = rest.rpartition(".")
@@ -170,6 +185,11 @@ def _lookup(rule: Rule, diff: dict[str, Any]) -> dict[str, Any]:
         if entry.get("delta") is None:
             why = entry.get("note") or "a side has no MFU"
             raise RuleError(f"rule {rule.text!r} cannot be checked: {why}")
+        return entry
+    if rule.kind == "waits":
+        entry = (diff.get("waits") or {}).get(rule.name)
+        if entry is None:
+            raise RuleError(f"rule {rule.text!r} cannot be checked: neither profile has {rule.name!r}")
         return entry
     if rule.kind == "category":
         entry = diff["breakdown_us"].get(rule.name)
