@@ -1,23 +1,32 @@
-"""The ``analyses`` entry of ``summary --json``: one key per analysis of this family."""
+"""The ``analyses`` entry of ``summary --json`` (one key per analysis of this family) and the Analysis
+view's details beyond it."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+from torch_tb_profiler.analysis.waits import idle, temporal
 from torch_tb_profiler.model import Profile
 
-# key -> function of the profile giving that key's plain-JSON value (each module adds its own)
-SECTIONS: dict[str, Callable[[Profile], Any]] = {}
+# key -> function of the profile giving that key's plain-JSON value
+SECTIONS: dict[str, Callable[[Profile], Any]] = {
+    "idle_time": idle.idle_rows,
+    "temporal": temporal.temporal_rows,
+}
+
+# key -> function of (profile, sequence length) giving one of the Analysis view's details
+DETAILS: dict[str, Callable[[Profile, int], Any]] = {
+    "idle_longest": lambda profile, _n: idle.longest(profile),
+    "idle_intervals": lambda profile, _n: idle.interval_stats(profile),
+}
 
 
 def summary(profile: Profile) -> dict[str, Any]:
-    """Every analysis of the family, by key; a key whose analysis failed is None."""
+    """Every analysis of the family, by key; device figures None on a profile without device activity."""
+    if not len(profile.device):
+        return {key: None for key in SECTIONS}
     return {key: compute(profile) for key, compute in SECTIONS.items()}
-
-
-# key -> function of (profile, sequence length) giving the Analysis view's details beyond the summary
-DETAILS: dict[str, Callable[[Profile, int], Any]] = {}
 
 
 def details(profile: Profile, sequence_length: int) -> dict[str, Any]:
