@@ -4,3 +4,6 @@
 (``critical_path``); ``summary`` gathers them for ``summary --json`` (docs/metrics.md, "Why the device
 waits"). Builds on ``core`` and the model only.
 """
+
+from torch_tb_profiler.analysis.waits import launches as _launches  # noqa: F401  registers "launch"
+from torch_tb_profiler.analysis.waits import queues as _queues  # noqa: F401  registers "queue"
