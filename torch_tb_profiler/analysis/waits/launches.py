@@ -25,7 +25,6 @@ import pandas as pd
 
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.steps import steps as step_table
-from torch_tb_profiler.analysis.waits.summary import SECTIONS
 from torch_tb_profiler.model import Profile
 
 OUTLIER_PERCENTILE = 99.0
@@ -169,6 +168,3 @@ def summary(profile: Profile) -> dict[str, Any] | None:
         str(name): {"count": int(row["count"]), **{c: float(row[c]) for c in cols}}
         for name, row in t.iterrows()
     }
-
-
-SECTIONS["launch"] = summary

@@ -21,7 +21,6 @@ import numpy as np
 
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.waits.launches import launches
-from torch_tb_profiler.analysis.waits.summary import SECTIONS
 from torch_tb_profiler.model import Profile
 
 MAX_POINTS = 2000
@@ -128,6 +127,3 @@ def summary(profile: Profile) -> dict[str, dict[str, float]] | None:
     if not tracks:
         return None
     return {f"{dev}:{stream}": _summary(t, v, lo, hi) for (dev, stream), (t, v, lo, hi) in tracks.items()}
-
-
-SECTIONS["queue"] = summary

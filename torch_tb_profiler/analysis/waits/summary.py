@@ -6,19 +6,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torch_tb_profiler.analysis.waits import idle, temporal
+from torch_tb_profiler.analysis.waits import idle, launches, queues, sequences, temporal
 from torch_tb_profiler.model import Profile
 
 # key -> function of the profile giving that key's plain-JSON value
 SECTIONS: dict[str, Callable[[Profile], Any]] = {
     "idle_time": idle.idle_rows,
     "temporal": temporal.temporal_rows,
+    "launch": launches.summary,
+    "queue": queues.summary,
+    "sequences": lambda profile: sequences.sequences(profile),
 }
 
 # key -> function of (profile, sequence length) giving one of the Analysis view's details
 DETAILS: dict[str, Callable[[Profile, int], Any]] = {
     "idle_longest": lambda profile, _n: idle.longest(profile),
     "idle_intervals": lambda profile, _n: idle.interval_stats(profile),
+    "launch_outliers": lambda profile, _n: launches.outliers(profile),
+    "launch_bound": lambda profile, _n: launches.launch_bound_by_step(profile),
+    "bandwidth": lambda profile, _n: queues.bandwidth_summary(profile),
+    "sequences": lambda profile, n: sequences.sequences(profile, n),
 }
 
 
