@@ -52,6 +52,8 @@ def _sequences(profile: Profile, n: int, top: int) -> list[dict[str, Any]]:
     inverse = inverse.reshape(-1)
     repeated = counts[inverse] >= 2
     starts, inverse = starts[repeated], inverse[repeated]
+    if not starts.size:
+        return []
     kept = _non_overlapping(starts, inverse, n)
     starts, inverse = starts[kept], inverse[kept]
     dur = k["dur"].to_numpy(np.float64)
