@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from torch_tb_profiler.analysis.waits import idle, launches, queues, sequences, temporal
+from torch_tb_profiler.analysis.waits import critical_path, idle, launches, queues, sequences, temporal
 from torch_tb_profiler.model import Profile
 
 # key -> function of the profile giving that key's plain-JSON value
@@ -16,6 +16,7 @@ SECTIONS: dict[str, Callable[[Profile], Any]] = {
     "launch": launches.summary,
     "queue": queues.summary,
     "sequences": lambda profile: sequences.sequences(profile),
+    "critical_path": critical_path.summary,
 }
 
 # key -> function of (profile, sequence length) giving one of the Analysis view's details
@@ -26,6 +27,7 @@ DETAILS: dict[str, Callable[[Profile, int], Any]] = {
     "launch_bound": lambda profile, _n: launches.launch_bound_by_step(profile),
     "bandwidth": lambda profile, _n: queues.bandwidth_summary(profile),
     "sequences": lambda profile, n: sequences.sequences(profile, n),
+    "critical_path": lambda profile, _n: critical_path.critical_paths(profile),
 }
 
 
