@@ -36,15 +36,40 @@ def test_analysis_view_tables_and_idle_link(tb_gpu, page, rec):
     assert float(first_us) == pytest.approx(top["us"])
     for part in ("temporal-table", "launch-table", "critical-path-table"):
         page.locator(f'[data-testid="{part}"] [role="row"].dt-row').first.wait_for(timeout=30000)
-    shot(page, "analysis.png")
-    # the longest idle interval → the kernel that ended it, selected in the Trace view
+    # the longest interval's start counts from the profile start, the timeline's origin
+    start = page.locator('[data-testid="idle-longest-table"] [role="row"].dt-row').first.locator(
+        '[data-col="start"]'
+    )
     longest = max(api["idle_longest"], key=lambda r: r["us"])
+    assert float(start.get_attribute("data-value")) == pytest.approx(longest["start_us"] - api["origin_us"])
+    shot(page, "analysis.png")
+    # the longest idle interval → the activity that ended it, selected in the Trace view
     page.locator('[data-testid="idle-longest-table"] [data-testid="show-in-timeline"]').first.click()
     page.wait_for_selector(DETAILS, timeout=60000)
     assert url_key(page, "view") == "Trace"
     _, ev = tb_gpu.get("timeline/longest", run=run, worker=worker, at_us=longest["end_us"], kind="kernel")
     assert url_key(page, "sel") == ev["id"]
     assert ev["start_us"] == pytest.approx(longest["end_us"], abs=0.01)
+    assert rec.errors == []
+
+
+def test_recommendation_links_to_its_analysis(tb_gpu, page, rec):
+    run = "resnet50_v100"
+    worker = tb_gpu.get("workers", run=run)[1][0]
+    _, overview = tb_gpu.get("overview", run=run, worker=worker)
+    backed = {"low_gpu_utilization", "host_bound", "launch_bound", "synchronization", "dataloader"}
+    backed |= {"pageable_memcpy"}
+    assert backed & {r["id"] for r in overview["recommendations"]}
+    page.goto(app_url(tb_gpu, run=run, worker=worker, view="Overview"))
+    button = page.locator('[data-testid="recommendation-analysis"]').first
+    button.wait_for(timeout=60000)
+    button.click()
+    page.wait_for_selector('[data-testid="analysis-view"]', timeout=60000)
+    assert url_key(page, "view") == "Analysis" and url_key(page, "asec") in {
+        "idle",
+        "launch",
+        "critical-path",
+    }
     assert rec.errors == []
 
 

@@ -9,6 +9,7 @@ from typing import Any
 from werkzeug.wrappers import Request
 
 from torch_tb_profiler.analysis.core.plain import clean
+from torch_tb_profiler.analysis.timeline import index as tl
 from torch_tb_profiler.analysis.waits import summary as waits
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.views.common import int_param, profile_param
@@ -24,6 +25,8 @@ def analysis(request: Request, store: RunStore) -> dict[str, Any]:
     return clean(
         {
             "device": len(profile.device) > 0,
+            # the timeline's time origin: the view shows times from it, as every view does
+            "origin_us": tl.index(profile).start_us if len(profile.device) else None,
             "analyses": waits.summary(profile),
             **waits.details(profile, sequence_length=n),
         }

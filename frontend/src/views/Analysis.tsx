@@ -2,6 +2,7 @@ import { type ReactNode, useEffect, useMemo } from "react";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
 import { fileSlug } from "../lib/csv";
+import { formatTime } from "../timeline/nav";
 import { arr, get, isObj, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
 import { type ViewProps, profileParams } from "./types";
@@ -51,9 +52,10 @@ function idleColumns(): Column<Row>[] {
   ];
 }
 
-function intervalColumns(show: Show): Column<Row>[] {
+function intervalColumns(show: Show, origin: number): Column<Row>[] {
+  const since = (r: Row) => (num(r, "start_us") === null ? null : (num(r, "start_us") ?? 0) - origin);
   return [
-    { id: "start", header: "Start", kind: "number", value: (r) => num(r, "start_us"), render: (r) => link(`${num(r, "start_us")?.toFixed(1) ?? "?"} µs`, num(r, "end_us") === null ? null : `at:kernel:${num(r, "end_us")}`, show), width: "minmax(140px, 1fr)" },
+    { id: "start", header: "Start", kind: "duration", value: since, render: (r) => link(since(r) === null ? "?" : formatTime(since(r) ?? 0), num(r, "end_us") === null ? null : `at:kernel:${num(r, "end_us")}`, show), tooltip: "From the profile's start (the timeline's origin); ▸ timeline selects the activity that ended the gap", width: "minmax(140px, 1fr)" },
     d("us", "Idle", "us"),
     t("stream", "Stream", (r) => String(num(r, "stream") ?? str(r, "stream"))),
     t("category", "Category", (r) => str(r, "category")),
@@ -90,7 +92,22 @@ function queueColumns(): Column<Row>[] {
     t("name", "Device:stream", (r) => str(r, "name")),
     { id: "max", header: "Max queue length", kind: "count", value: (r) => num(r, "max") },
     { id: "mean", header: "Mean (time-weighted)", kind: "number", value: (r) => num(r, "mean") },
-    { id: "at", header: "Time at max", kind: "duration", value: (r) => num(r, "time_at_max_us") },
+  ];
+}
+
+function outlierColumns(show: Show): Column<Row>[] {
+  return [
+    { id: "kernel", header: "Kernel", kind: "text", value: (r) => str(r, "kernel"), render: (r) => link(str(r, "kernel"), num(r, "ts") === null ? null : `at:kernel:${num(r, "ts")}`, show), width: "minmax(240px, 4fr)" },
+    t("call", "Launch call", (r) => str(r, "call")),
+    d("delay", "Launch delay", "delay_us", "Activity start − end of its launch call"),
+  ];
+}
+
+function launchBoundColumns(): Column<Row>[] {
+  return [
+    t("step", "Step", stepLabel, "minmax(60px, 0.6fr)"),
+    d("bound", "Launch-bound time", "launch_bound_us", "Σ (CPU time − device time) over the step's short launches"),
+    { id: "short", header: "Short launches", kind: "count", value: (r) => num(r, "short_launches") },
   ];
 }
 
@@ -152,9 +169,11 @@ export function AnalysisView(p: ViewProps): ReactNode {
         <Empty title="No device activity in this profile">The analyses of device idle time, launches and queues need kernels, copies or sets.</Empty>
       ) : null}
       <Table title="Idle time per stream" id="idle" data={rows(get(a, "idle_time"))} columns={idleColumns()} csv={slug("idle-time")} sort="us" empty="No idle time measured" />
-      <Table title="Longest idle intervals" id="idle-longest" data={rows(get(data, "idle_longest"))} columns={intervalColumns(show)} csv={slug("idle-intervals")} sort="us" empty="No idle interval" />
+      <Table title="Longest idle intervals" id="idle-longest" data={rows(get(data, "idle_longest"))} columns={intervalColumns(show, num(data, "origin_us") ?? 0)} csv={slug("idle-intervals")} sort="us" empty="No idle interval" />
       <Table title="Temporal breakdown" id="temporal" data={rows(get(a, "temporal"))} columns={temporalColumns()} csv={slug("temporal")} sort="idle" empty="No device time" />
       <Table title="Kernel launches" id="launch" data={keyed(get(a, "launch"))} columns={launchColumns()} csv={slug("launches")} sort="count" empty="No launch linked to a device activity" />
+      <Table title="Launch delay outliers" id="launch-outliers" data={rows(get(data, "launch_outliers"))} columns={outlierColumns(show)} csv={slug("launch-outliers")} sort="delay" empty="No outlier" />
+      <Table title="Launch-bound time per step" id="launch-bound" data={rows(get(data, "launch_bound"))} columns={launchBoundColumns()} csv={slug("launch-bound")} sort="bound" empty="No step" />
       <Table title="Queue length per stream" id="queue" data={keyed(get(a, "queue"))} columns={queueColumns()} csv={slug("queues")} sort="max" empty="No queue" />
       <Section title="Frequent kernel sequences" id="sequences">
         <Select label="Length" value={n} options={SEQ_LENGTHS} onChange={(v) => setState({ seqn: v === "5" ? null : v }, true)} testId="select-seqn" />

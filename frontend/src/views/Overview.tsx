@@ -184,6 +184,8 @@ const ANALYSIS_SECTION: Record<string, string> = {
   host_bound: "idle",
   launch_bound: "launch",
   synchronization: "critical-path",
+  dataloader: "idle",
+  pageable_memcpy: "idle",
 };
 
 export function OverviewView(p: ViewProps): ReactNode {
