@@ -36,6 +36,7 @@ from torch_tb_profiler.analysis.device import breakdown
 from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.analysis.overview import page as overview
 from torch_tb_profiler.analysis.overview import recommendations
+from torch_tb_profiler.analysis.waits import summary as waits
 from torch_tb_profiler.ingest.parse import load_profile
 
 BASE = 1_700_000_000_000_000.0
@@ -148,6 +149,7 @@ ANALYSES: dict[str, Callable[[Any], Any]] = {
     "breakdown": breakdown.per_step,
     "recommendations": recommendations.recommendations,
     "overview": overview.overview,
+    "waits(all analyses)": lambda p: (waits.summary(p), waits.details(p, 5)),
 }
 
 

@@ -214,31 +214,16 @@ class Queries:
 
     def modules(self, run: str, worker: str, span: str | None = None) -> dict[str, Any]:
         profile = self.profile(run, worker, span)
-        return {
-            "run": run,
-            "worker": profile.worker,
-            "span": profile.span,
-            "modules": clean(modules_tree.summary(profile)),
-        }
+        return _of_profile(run, profile, "modules", modules_tree.summary(profile))
 
     def roofline(self, run: str, worker: str, span: str | None = None, top: int = 10) -> dict[str, Any]:
         _check_top(top)
         profile = self.profile(run, worker, span)
-        return {
-            "run": run,
-            "worker": profile.worker,
-            "span": profile.span,
-            "roofline": clean(roofline_summary.summary(profile, top)),
-        }
+        return _of_profile(run, profile, "roofline", roofline_summary.summary(profile, top))
 
     def analyses(self, run: str, worker: str, span: str | None = None) -> dict[str, Any]:
         profile = self.profile(run, worker, span)
-        return {
-            "run": run,
-            "worker": profile.worker,
-            "span": profile.span,
-            "analyses": clean(waits_summary.summary(profile)),
-        }
+        return _of_profile(run, profile, "analyses", waits_summary.summary(profile))
 
     def compare(
         self,
@@ -325,3 +310,8 @@ def _check_top(top: int) -> None:
 
 def _span_order(span: str) -> tuple[int, str]:
     return (int(span), span) if span.isdigit() else (1 << 62, span)
+
+
+def _of_profile(run: str, profile: Any, key: str, value: Any) -> dict[str, Any]:
+    """One profile's answer: who it is and ``key``'s plain-JSON value."""
+    return {"run": run, "worker": profile.worker, "span": profile.span, key: clean(value)}

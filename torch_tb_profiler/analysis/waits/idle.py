@@ -91,11 +91,32 @@ def _rows(profile: Profile) -> list[dict[str, Any]]:
         on = (g.device == dev) & (g.stream == st)
         out += _group_rows(dev, st, None, g.end[on] - g.start[on], g.category[on])
     windows = step_table(profile)
-    for number, lo, hi in zip(windows["number"], windows["start"], windows["end"], strict=True):
-        part = np.clip(np.minimum(g.end, hi) - np.maximum(g.start, lo), 0.0, None)
-        for dev, st in streams:
-            on = (g.device == dev) & (g.stream == st) & (part > 0)
-            out += _group_rows(dev, st, int(number), part[on], g.category[on])
+    lo = windows["start"].to_numpy(np.float64)
+    hi = windows["end"].to_numpy(np.float64)
+    # every (gap, step) pair that overlaps: steps are disjoint and in time order
+    first = np.searchsorted(hi, g.start, side="right")
+    last = np.searchsorted(lo, g.end, side="left")
+    count = np.maximum(last - first, 0)
+    gap = np.repeat(np.arange(g.start.size), count)
+    step = np.repeat(first, count) + (np.arange(gap.size) - np.repeat(np.cumsum(count) - count, count))
+    part = np.minimum(g.end[gap], hi[step]) - np.maximum(g.start[gap], lo[step])
+    keep = part > 0
+    gap, step, part = gap[keep], step[keep], part[keep]
+    numbers = windows["number"].to_numpy(np.int64)
+    # one bin per (stream, step, category): sums in one pass, rows for the (stream, step) idle anywhere
+    keys = np.array([d * (1 << 32) + s for d, s in streams], dtype=np.int64)
+    by_key = np.argsort(keys)
+    gap_keys = g.device[gap] * (1 << 32) + g.stream[gap]
+    stream_of = by_key[np.searchsorted(keys[by_key], gap_keys)] if gap.size else np.zeros(0, np.int64)
+    n_cat = len(CATEGORIES)
+    group = stream_of * len(numbers) + step if gap.size else np.zeros(0, np.int64)
+    sums = np.bincount(
+        group * n_cat + g.category[gap], weights=part, minlength=len(streams) * len(numbers) * n_cat
+    )
+    sums = sums.reshape(len(streams), len(numbers), n_cat)
+    for si, s in zip(*np.nonzero(sums.sum(axis=2) > 0), strict=True):
+        dev, st = streams[si]
+        out += _group_rows(dev, st, int(numbers[s]), sums[si, s], np.arange(n_cat))
     return out
 
 

@@ -48,8 +48,14 @@ def _sequences(profile: Profile, n: int, top: int) -> list[dict[str, Any]]:
         return []
     # one key per (stream, names): the stream's group id as the first column
     keys = np.column_stack([group[starts], windows[starts]])
-    uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
-    inverse = inverse.reshape(-1)
+    # group identical rows: a lexsort over the integer columns (np.unique(axis=0) sorts them as bytes, slower)
+    order = np.lexsort(keys.T[::-1])
+    ordered = keys[order]
+    new = np.r_[True, (ordered[1:] != ordered[:-1]).any(axis=1)]
+    sorted_id = np.cumsum(new) - 1
+    inverse = np.empty(len(keys), dtype=np.int64)
+    inverse[order] = sorted_id
+    uniq, counts = ordered[new], np.bincount(sorted_id)
     repeated = counts[inverse] >= 2
     starts, inverse = starts[repeated], inverse[repeated]
     if not starts.size:
@@ -64,14 +70,23 @@ def _sequences(profile: Profile, n: int, top: int) -> list[dict[str, Any]]:
     first = np.full(len(uniq), np.iinfo(np.int64).max)
     np.minimum.at(first, inverse, starts)
     candidates = np.flatnonzero(count >= 2)
-    ranked = sorted(candidates, key=lambda u: (-total[u], -count[u], [str(names[c]) for c in uniq[u, 1:]]))
+    by_figures = candidates[np.lexsort((-count[candidates], -total[candidates]))]
+    cut = min(top, by_figures.size)
+    if cut:  # keep every candidate tied with the last one kept: names break those ties below
+        last = by_figures[cut - 1]
+        tied = (total[by_figures] == total[last]) & (count[by_figures] == count[last])
+        cut = max(cut, int(np.flatnonzero(tied).max()) + 1)
+    ranked = sorted(
+        by_figures[:cut], key=lambda u: (-total[u], -count[u], [str(names[c]) for c in uniq[u, 1:]])
+    )
     op_names = profile.ops["name"].to_numpy()
     op_rows = k["op"].to_numpy(np.int64)
     ts = k["ts"].to_numpy(np.float64)
     out = []
     for u in ranked[:top]:
         at = int(first[u])
-        launched = {str(op_names[o]) for o in _occurrence_ops(op_rows, starts[inverse == u], n) if o >= 0}
+        rows = _occurrence_ops(op_rows, starts[inverse == u], n)
+        launched = set(op_names[rows[rows >= 0]].tolist())
         out.append(
             {
                 "names": [str(names[c]) for c in uniq[u, 1:]],

@@ -47,27 +47,33 @@ def _rows(profile: Profile) -> list[dict[str, Any]]:
         busy = iv.union(ts[on], end[on])
         comp = iv.union(ts[on & compute], end[on & compute])
         other = iv.subtract(iv.union(ts[on & ~compute], end[on & ~compute]), comp)
-        spans = [(None, float(ts[on].min()), float(end[on].max()))]
-        spans += [
-            (int(n), float(lo), float(hi))
-            for n, lo, hi in zip(windows["number"], windows["start"], windows["end"], strict=True)
-        ]
-        for step, lo, hi in spans:
-            length = max(hi - lo, 0.0)
-            c = iv.total(iv.clip(comp, lo, hi))
-            nc = iv.total(iv.clip(other, lo, hi))
-            idle = max(length - iv.total(iv.clip(busy, lo, hi)), 0.0)
+        lo = np.r_[ts[on].min(), windows["start"].to_numpy(np.float64)]
+        hi = np.r_[end[on].max(), windows["end"].to_numpy(np.float64)]
+        length = np.maximum(hi - lo, 0.0)
+        c = iv.overlap_with_each(comp, lo, hi)
+        nc = iv.overlap_with_each(other, lo, hi)
+        idle = np.maximum(length - iv.overlap_with_each(busy, lo, hi), 0.0)
+        steps: list[int | None] = [None, *(int(n) for n in windows["number"])]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            shares = {
+                k: np.where(length > 0, v / length, np.nan) for k, v in (("idle", idle), ("c", c), ("nc", nc))
+            }
+        for i, step in enumerate(steps):
             out.append(
                 {
                     "device": int(d),
                     "step": step,
-                    "window_us": length,
-                    "idle_us": idle,
-                    "compute_us": c,
-                    "non_compute_us": nc,
-                    "idle_share": idle / length if length > 0 else None,
-                    "compute_share": c / length if length > 0 else None,
-                    "non_compute_share": nc / length if length > 0 else None,
+                    "window_us": float(length[i]),
+                    "idle_us": float(idle[i]),
+                    "compute_us": float(c[i]),
+                    "non_compute_us": float(nc[i]),
+                    "idle_share": _share(shares["idle"][i]),
+                    "compute_share": _share(shares["c"][i]),
+                    "non_compute_share": _share(shares["nc"][i]),
                 }
             )
     return out
+
+
+def _share(value: float) -> float | None:
+    return None if np.isnan(value) else float(value)
