@@ -99,8 +99,12 @@ def test_operator(tb_gpu, page, rec):
     page.select_option('[data-testid="select-group"]', "name_input_shape")
     _, api2 = tb_gpu.get("operators", run=RUN, worker="worker0", group_by="name_input_shape")
     page.wait_for_selector('[data-testid="op-table"] [role="cell"][data-col="input_shape"]')
-    assert page.inner_text('[data-testid="op-table"] [data-testid="row-count"]').endswith(
-        f"{api2['total_rows']:,} rows"
+    # the count follows the grouped answer once it is drawn (the cells may come a frame earlier)
+    page.wait_for_function(
+        'want => document.querySelector(\'[data-testid="op-table"] [data-testid="row-count"]\')'
+        "?.innerText.endsWith(want)",
+        arg=f"{api2['total_rows']:,} rows",
+        timeout=15000,
     )
     assert "group=name_input_shape" in page.url
     assert rec.errors == []
