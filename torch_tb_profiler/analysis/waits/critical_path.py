@@ -24,6 +24,7 @@ import itertools
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from torch_tb_profiler.analysis.core import names
 from torch_tb_profiler.analysis.core.cache import memoized
@@ -56,11 +57,7 @@ class _Walk:
         self.d_names = dev["name"].to_numpy()
         key = dev["device"].to_numpy(np.int64) * (1 << 32) + dev["stream"].to_numpy(np.int64)
         # per stream: rows by end, to find the activity before one
-        self.by_stream: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-        for k in np.unique(key):
-            rows = np.flatnonzero(key == k)
-            rows = rows[np.argsort(self.d_end[rows], kind="stable")]
-            self.by_stream[int(k)] = (rows, self.d_end[rows])
+        self.by_stream = _grouped(key, self.d_end)
         self.d_key = key
         self.r_ts = rt["ts"].to_numpy(np.float64)
         self.r_end = rt["end"].to_numpy(np.float64)
@@ -69,11 +66,11 @@ class _Walk:
         is_sync = (
             names.mask(profile, "runtimes", lambda n: "Synchronize" in n) if len(rt) else np.zeros(0, bool)
         )
-        self.syncs: dict[Any, tuple[np.ndarray, np.ndarray]] = {}
-        for tid in np.unique(self.r_tid[is_sync]):
-            rows = np.flatnonzero(is_sync & (self.r_tid == tid))
-            rows = rows[np.argsort(self.r_end[rows], kind="stable")]
-            self.syncs[tid] = (rows, self.r_end[rows])
+        sync_rows = np.flatnonzero(is_sync)
+        self.syncs = {
+            tid: (sync_rows[rows], ends)
+            for tid, (rows, ends) in _grouped(self.r_tid[sync_rows], self.r_end[sync_rows]).items()
+        }
 
     def step(self, lo: float, hi: float) -> list[tuple[str, str, float, float]]:
         segs: list[tuple[str, str, float, float]] = []
@@ -139,6 +136,16 @@ class _Walk:
         add("host", "", self.r_end[sync])
         add("sync", str(self.r_names[sync]), self.r_ts[sync])
         return ("host", sync)
+
+
+def _grouped(keys: np.ndarray, ends: np.ndarray) -> dict[Any, tuple[np.ndarray, np.ndarray]]:
+    """Per distinct key: its rows ordered by end, and those ends (one sort for all keys)."""
+    if not keys.size:
+        return {}
+    codes, uniques = pd.factorize(keys)
+    order = np.lexsort((ends, codes))
+    bounds = np.flatnonzero(np.r_[True, codes[order][1:] != codes[order][:-1], True])
+    return {uniques[codes[order[a]]]: (order[a:b], ends[order[a:b]]) for a, b in itertools.pairwise(bounds)}
 
 
 def _paths(profile: Profile) -> list[dict[str, Any]]:
