@@ -187,3 +187,104 @@ def test_unknown_work_is_null_with_a_reason(name: str, dims, types, why: str) ->
     args = W.parse(json.dumps(dims) if dims is not None else "", json.dumps(types) if types else "", "")
     w = W.model(name, args)
     assert w.flops is None and w.bytes is None and why in w.reason
+
+
+I8 = "signed char"
+
+
+def test_int8_gemms() -> None:
+    # _int_mm: int8 × int8 → int32 output (4 bytes an element)
+    w = work("aten::_int_mm", [[64, 256], [256, 128]], [I8, I8])
+    assert w.flops == 2 * 64 * 128 * 256 == 4_194_304
+    assert w.bytes == 64 * 256 + 256 * 128 + 64 * 128 * 4 == 81_920 and w.dtype == "int8"
+    # weight-only int8: x [M, K] bf16 @ w [N, K]ᵀ, scales [N] are no bias; the output is bf16
+    w = work("aten::_weight_int8pack_mm", [[16, 512], [1024, 512], [1024]], [BF16, I8, BF16])
+    assert w.flops == 2 * 16 * 1024 * 512 == 16_777_216
+    assert w.bytes == 16 * 512 * 2 + 1024 * 512 + 1024 * 2 + 16 * 1024 * 2 == 575_488
+    assert w.dtype == "bf16"
+
+
+def test_grouped_gemms_per_layout() -> None:
+    types = [BF16, BF16, "int", "", ""]
+    # 2-D × 3-D (MoE: tokens sorted by expert): A [ΣM=96, 64], B [4 experts, 64, 32]
+    w = work("aten::_grouped_mm", [[96, 64], [4, 64, 32], [4], [], []], types, ["", "", "", "", ""])
+    assert w.flops == 2 * 96 * 64 * 32 == 393_216
+    assert w.bytes == (96 * 64 + 4 * 64 * 32) * 2 + 4 * 4 + 96 * 32 * 2 == 34_832
+    # 3-D × 3-D: batched
+    w = work("aten::_grouped_mm", [[4, 8, 64], [4, 64, 32], [], [], []], types, ["", "", "", "", ""])
+    assert w.flops == 2 * 4 * 8 * 64 * 32 == 131_072
+    # 3-D × 2-D: the N side is ragged, [K, ΣN]
+    w = work("aten::_grouped_mm", [[4, 8, 64], [64, 40], [4], [], []], types, ["", "", "", "", ""])
+    assert w.flops == 2 * 8 * 64 * 40 == 40_960
+    # 2-D × 2-D: the K side is ragged, the output [G, M, N]
+    w = work("aten::_grouped_mm", [[8, 96], [96, 32], [3], [], []], types, ["", "", "", "", ""])
+    assert w.flops == 2 * 8 * 96 * 32 == 49_152
+    assert w.bytes == (8 * 96 + 96 * 32) * 2 + 3 * 4 + 3 * 8 * 32 * 2 == 9_228
+    # out_dtype float (ScalarType 6): a 4-byte output
+    w = work("aten::_grouped_mm", [[96, 64], [4, 64, 32], [4], [], []], types, ["", "", "", "", "6"])
+    assert w.bytes == (96 * 64 + 4 * 64 * 32) * 2 + 4 * 4 + 96 * 32 * 4
+    # disagreeing K: no figure, a reason
+    w = work("aten::_grouped_mm", [[96, 64], [4, 32, 32], [4], [], []], types, ["", "", "", "", ""])
+    assert w.flops is None and w.reason == "operand shapes do not agree"
+
+
+def test_scaled_grouped_mm_writes_bf16_by_default() -> None:
+    fp8 = "c10::Float8_e4m3fn"
+    dims = [[96, 64], [4, 64, 32], [96], [4, 32], [4], [], [], [], []]
+    types = [fp8, fp8, "float", "float", "int", "", "", "", "Scalar"]
+    w = work("aten::_scaled_grouped_mm", dims, types, [""] * 8 + ["False"])
+    assert w.flops == 2 * 96 * 64 * 32 and w.dtype == "fp8"
+    assert w.bytes == 96 * 64 + 4 * 64 * 32 + 96 * 4 + 4 * 32 * 4 + 4 * 4 + 96 * 32 * 2 == 21_392
+
+
+def _varlen(tq: int, tk: int, batch: int, max_q: int, max_k: int, causal: bool) -> W.Work:
+    """_flash_attention_forward on packed q [tq, 8, 64], k/v [tk, 2, 64] (GQA), batch + 1 offsets."""
+    dims = [[tq, 8, 64], [tk, 2, 64], [tk, 2, 64], [batch + 1], [batch + 1]] + [[]] * 10
+    types = [BF16, BF16, BF16, "int", "int"] + ["Scalar"] * 6 + [""] * 4
+    concrete = ["", "", "", "", "", str(max_q), str(max_k), "0.", str(causal), "False", "0.125"] + [""] * 4
+    return work("aten::_flash_attention_forward", dims, types, concrete)
+
+
+def test_varlen_attention_is_exact_only_when_one_side_is_uniform() -> None:
+    moved = lambda tq, tk, b: (tq * 8 * 64 + 2 * tk * 2 * 64 + tq * 8 * 64) * 2 + 2 * (b + 1) * 4  # noqa: E731
+    # prefill of 3 sequences of 100 tokens each (ΣSq = 3·100): Σ Sq_b·Sk_b = 100·ΣSk
+    w = _varlen(300, 300, 3, 100, 100, False)
+    assert w.flops == 2 * 8 * (64 + 64) * 100 * 300 == 61_440_000 and w.bytes == moved(300, 300, 3)
+    # causal with every length equal: half of the pairs, as the padded formula
+    w = _varlen(300, 300, 3, 100, 100, True)
+    assert w.flops == 2 * 8 * 128 * 0.5 * 3 * 100 * 100 == 30_720_000
+    # decode: one query each (ΣSq = B·1) against contexts of different lengths (ΣSk = 1000)
+    w = _varlen(4, 1000, 4, 1, 400, False)
+    assert w.flops == 2 * 8 * 128 * 1 * 1000 == 2_048_000
+    # keys uniform, queries not: Σ Sq_b·Sk_b = max_k·ΣSq
+    w = _varlen(250, 400, 4, 100, 100, False)
+    assert w.flops == 2 * 8 * 128 * 100 * 250
+    # both sides vary: the sum of products is a tensor value; bytes are still known
+    w = _varlen(250, 1000, 4, 100, 400, False)
+    assert w.flops is None and "variable sequence lengths" in (w.reason or "")
+    assert w.bytes == moved(250, 1000, 4)
+    # causal with varying lengths: unknown
+    assert _varlen(250, 250, 4, 100, 100, True).flops is None
+
+
+def test_varlen_attention_backward() -> None:
+    dims = [[300, 8, 64], [300, 8, 64], [300, 2, 64], [300, 2, 64], [300, 8, 64], [8, 300], [4], [4]]
+    dims += [[]] * 9
+    types = [BF16] * 5 + ["float", "int", "int"] + ["Scalar"] * 4 + [""] * 5
+    concrete = [""] * 8 + ["100", "100", "0.", "False"] + [""] * 5
+    w = work("aten::_flash_attention_backward", dims, types, concrete)
+    assert w.flops == 2.5 * (2 * 8 * 128 * 100 * 300)
+
+
+def test_library_gemm_and_unknowable_inference_ops() -> None:
+    # vLLM's ROCm GEMM is F.linear(x, weight, bias)
+    w = work("vllm::rocm_unquantized_gemm", [[46, 2880], [201088, 2880], []], [BF16, BF16, ""])
+    assert w.flops == 2 * 46 * 201088 * 2880 and W.flop_modelled("vllm::rocm_unquantized_gemm")
+    w = work(
+        "vllm::unified_attention_with_output",
+        [[888, 8, 64], [888, 1, 64], [888, 1, 64], [888, 8, 64]],
+        [BF16] * 4,
+    )
+    assert w.flops is None and "paged KV cache" in (w.reason or "")
+    w = work("vllm::moe_forward", [[888, 3072], [888, 128], []], [BF16, BF16, ""])
+    assert w.flops is None and "routing" in (w.reason or "")

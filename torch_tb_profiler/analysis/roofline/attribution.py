@@ -23,6 +23,7 @@ from torch_tb_profiler.analysis.core import names
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores
 from torch_tb_profiler.analysis.ops.operators import op_stats, subtree_sum
+from torch_tb_profiler.analysis.roofline import conv_links
 from torch_tb_profiler.analysis.roofline import work as W
 
 
@@ -55,6 +56,7 @@ def _op_work(profile) -> pd.DataFrame:
     nbytes = np.array([np.nan if w.bytes is None else w.bytes for w in found])[inverse]
     dtype = np.array([w.dtype or "" for w in found], dtype=object)[inverse]
     reason = np.array([w.reason or "" for w in found], dtype=object)[inverse]
+    conv_links.fill(profile, flops, nbytes, dtype, reason)
     f_src = np.where(np.isnan(flops), "", "model").astype(object)
     b_src = np.where(np.isnan(nbytes), "", "model").astype(object)
 

@@ -6,7 +6,8 @@ marked ``*`` there, the dense one is half of it) in TFLOP/s; bandwidth in TB/s (
 the CUDA-core FP32 figure on NVIDIA and the FP32 Matrix figure on AMD (rocBLAS runs FP32 GEMMs on the
 matrix cores), ``tf32`` NVIDIA's TF32 Tensor Core (AMD: XF32 on MI300), ``fp16``/``bf16`` the tensor /
 matrix figures with FP32 accumulate (what PyTorch uses on GeForce cards, where FP16 accumulate runs
-twice as fast), ``fp8``/``fp4`` likewise. A dtype the product lacks is absent.
+twice as fast), ``fp8``/``fp4`` likewise; ``int8`` the INT8 tensor / matrix figure in TOPS (an
+integer multiply-add counts two operations, as a FLOP does). A dtype the product lacks is absent.
 
 Rows for AMD MI250/MI250X are per GCD (half of the module's datasheet figures): ROCm shows each GCD
 as a device of its own (110 or 104 CUs, 64 GiB), so that is what a trace's device is.
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PEAKS_ENV = "TORCH_TB_PROFILER_PEAKS"
-DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4")
+DTYPES = ("fp64", "fp32", "tf32", "bf16", "fp16", "fp8", "fp4", "int8")
 GIB = 1024**3
 MEMORY_TOLERANCE = 0.10  # a trace's totalGlobalMem is the usable memory: a few % under the label
 
@@ -77,10 +78,34 @@ def _row(
     )
 
 
-_H16 = {"fp64": 67.0, "fp32": 67.0, "tf32": 494.5, "bf16": 989.5, "fp16": 989.5, "fp8": 1979.0}
-_HNVL = {"fp64": 60.0, "fp32": 60.0, "tf32": 417.5, "bf16": 835.5, "fp16": 835.5, "fp8": 1670.5}
-_MI300 = {"fp64": 163.4, "fp32": 163.4, "tf32": 653.7, "bf16": 1307.4, "fp16": 1307.4, "fp8": 2614.9}
-_A100 = {"fp64": 19.5, "fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0}
+_H16 = {
+    "fp64": 67.0,
+    "fp32": 67.0,
+    "tf32": 494.5,
+    "bf16": 989.5,
+    "fp16": 989.5,
+    "fp8": 1979.0,
+    "int8": 1979.0,
+}
+_HNVL = {
+    "fp64": 60.0,
+    "fp32": 60.0,
+    "tf32": 417.5,
+    "bf16": 835.5,
+    "fp16": 835.5,
+    "fp8": 1670.5,
+    "int8": 1670.5,
+}
+_MI300 = {
+    "fp64": 163.4,
+    "fp32": 163.4,
+    "tf32": 653.7,
+    "bf16": 1307.4,
+    "fp16": 1307.4,
+    "fp8": 2614.9,
+    "int8": 2614.9,
+}
+_A100 = {"fp64": 19.5, "fp32": 19.5, "tf32": 156.0, "bf16": 312.0, "fp16": 312.0, "int8": 624.0}
 
 # fmt: off
 BUILTIN: tuple[Peak, ...] = (
@@ -94,32 +119,33 @@ BUILTIN: tuple[Peak, ...] = (
     _row("A100 80GB SXM4", r"A100.*SXM", "sm_80", 108, 80, 2.039, _NV_A100, **_A100),
     _row("H100 SXM", r"H100(?!.*(?:PCIE|NVL))", "sm_90", 132, 80, 3.35, _NV_H100, **_H16),
     _row("H100 PCIe", r"H100.*PCIE", "sm_90", 114, 80, 2.0, _NV_H100,
-         fp64=51.0, fp32=51.0, tf32=378.0, bf16=756.5, fp16=756.5, fp8=1513.0),
+         fp64=51.0, fp32=51.0, tf32=378.0, bf16=756.5, fp16=756.5, fp8=1513.0, int8=1513.0),
     _row("H100 NVL", r"H100.*NVL", "sm_90", 132, 94, 3.9, _NV_H100, **_HNVL),
     _row("H200 SXM", r"H200(?!.*NVL)", "sm_90", 132, 141, 4.8, _NV_H200, **_H16),
     _row("H200 NVL", r"H200.*NVL", "sm_90", 132, 141, 4.8, _NV_H200, **_HNVL),
     _row("B200 (HGX)", r"(?<!G)B200", "sm_100", 148, 180, 8.0, _NV_HGX,
-         fp64=37.0, fp32=75.0, tf32=1125.0, bf16=2250.0, fp16=2250.0, fp8=4500.0, fp4=9000.0),
+         fp64=37.0, fp32=75.0, tf32=1125.0, bf16=2250.0, fp16=2250.0, fp8=4500.0, fp4=9000.0, int8=4500.0),
     _row("GB200 (per GPU)", r"GB200", "sm_100", 148, 186, 8.0, _NV_GB200,
-         fp64=45.0, fp32=90.0, tf32=1250.0, bf16=2500.0, fp16=2500.0, fp8=5000.0, fp4=10000.0),
-    _row("L4", r"\bL4\b", "sm_89", 58, 24, 0.3, _NV_L4, fp32=30.3, tf32=60.0, bf16=121.0, fp16=121.0, fp8=242.5),
+         fp64=45.0, fp32=90.0, tf32=1250.0, bf16=2500.0, fp16=2500.0, fp8=5000.0, fp4=10000.0, int8=5000.0),
+    _row("L4", r"\bL4\b", "sm_89", 58, 24, 0.3, _NV_L4,
+         fp32=30.3, tf32=60.0, bf16=121.0, fp16=121.0, fp8=242.5, int8=242.5),
     _row("L40S", r"L40S", "sm_89", 142, 48, 0.864, _NV_L40S,
-         fp32=91.6, tf32=183.0, bf16=362.05, fp16=362.05, fp8=733.0),
-    _row("GeForce RTX 2080 Ti", r"2080\s*Ti", "sm_75", 68, 11, 0.616, _NV_TURING, fp32=13.4, fp16=53.8),
+         fp32=91.6, tf32=183.0, bf16=362.05, fp16=362.05, fp8=733.0, int8=733.0),
+    _row("GeForce RTX 2080 Ti", r"2080\s*Ti", "sm_75", 68, 11, 0.616, _NV_TURING, fp32=13.4, fp16=53.8, int8=215.2),
     _row("GeForce RTX 3090", r"3090(?!\s*Ti)", "sm_86", 82, 24, 0.936, _NV_GA102,
-         fp32=35.6, tf32=35.6, bf16=71.0, fp16=71.0),
+         fp32=35.6, tf32=35.6, bf16=71.0, fp16=71.0, int8=284.0),
     _row("GeForce RTX 4090", r"4090", "sm_89", 128, 24, 1.008, _NV_ADA,
-         fp32=82.6, tf32=82.6, bf16=165.2, fp16=165.2, fp8=330.3),
+         fp32=82.6, tf32=82.6, bf16=165.2, fp16=165.2, fp8=330.3, int8=660.6),
     _row("MI210", r"MI210", "gfx90a", 104, 64, 1.6384, _AMD.format("MI210", "mi200/mi210.html"),
-         fp64=45.3, fp32=45.3, bf16=181.0, fp16=181.0),
+         fp64=45.3, fp32=45.3, bf16=181.0, fp16=181.0, int8=181.0),
     _row("MI250 (one GCD)", r"MI250(?!X)", "gfx90a", 104, 64, 1.6384, _AMD.format("MI250 (÷2 per GCD)", "mi200/mi250.html"),
-         fp64=45.25, fp32=45.25, bf16=181.05, fp16=181.05),
+         fp64=45.25, fp32=45.25, bf16=181.05, fp16=181.05, int8=181.05),
     _row("MI250X (one GCD)", r"MI250X", "gfx90a", 110, 64, 1.6384, _AMD.format("MI250X (÷2 per GCD)", "mi200/mi250x.html"),
-         fp64=47.85, fp32=47.85, bf16=191.5, fp16=191.5),
+         fp64=47.85, fp32=47.85, bf16=191.5, fp16=191.5, int8=191.5),
     _row("MI300X", r"MI300X", "gfx942", 304, 192, 5.3, _AMD.format("MI300X", "mi300/mi300x.html"), **_MI300),
     _row("MI325X", r"MI325X", "gfx942", 304, 256, 6.0, _AMD.format("MI325X", "mi300/mi325x.html"), **_MI300),
     _row("MI355X", r"MI355X", "gfx950", 256, 288, 8.0, _AMD.format("MI355X", "mi350/mi355x.html"),
-         fp64=78.6, fp32=157.3, bf16=2516.6, fp16=2516.6, fp8=5033.2, fp4=10066.3),
+         fp64=78.6, fp32=157.3, bf16=2516.6, fp16=2516.6, fp8=5033.2, fp4=10066.3, int8=5033.2),
 )
 # fmt: on
 

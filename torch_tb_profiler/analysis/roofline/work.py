@@ -27,6 +27,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from torch_tb_profiler.analysis.roofline.op_families import ELEMENTWISE, NORMS, REDUCTIONS, SOFTMAX
+
 # bytes per element of the profiler's type names (c10 spellings); packed fp4 counts two per byte
 # and its dims count the packed bytes
 TYPE_BYTES: dict[str, int] = {
@@ -148,15 +150,15 @@ def _dtype(a: Args, i: int) -> str | None:
     return DTYPE_OF.get(a.types[i]) if i < len(a.types) else None
 
 
-def _inputs_bytes(a: Args) -> float:
+def inputs_bytes(a: Args) -> float:
     return sum(a.nbytes(i) for i in range(len(a.dims)))
 
 
 # ---- GEMMs ----------------------------------------------------------------------------------------
 
 
-def _gemm(a: Args, ia: int, ib: int, bias: int | None, batched: bool) -> Work:
-    """A[(b,) M, K] @ B[(b,) K, N] (+ bias)."""
+def _gemm(a: Args, ia: int, ib: int, bias: int | None, batched: bool, out_size: int | None = None) -> Work:
+    """A[(b,) M, K] @ B[(b,) K, N] (+ bias); the output at ``out_size`` bytes an element (A's)."""
     sa, sb = a.tensor(ia), a.tensor(ib)
     rank = 3 if batched else 2
     if sa is None or sb is None or len(sa) != rank or len(sb) != rank:
@@ -165,8 +167,8 @@ def _gemm(a: Args, ia: int, ib: int, bias: int | None, batched: bool) -> Work:
     m, k, n = sa[-2], sa[-1], sb[-1]
     has_bias = bias is not None and a.tensor(bias) is not None
     flops = 2.0 * batch * m * n * k + (batch * m * n if has_bias else 0)
-    out = float(batch * m * n) * a.size(ia)
-    return Work(flops, _inputs_bytes(a) + out, _dtype(a, ia))
+    out = float(batch * m * n) * (a.size(ia) if out_size is None else out_size)
+    return Work(flops, inputs_bytes(a) + out, _dtype(a, ia))
 
 
 def _matmul(a: Args) -> Work:
@@ -197,7 +199,7 @@ def _linear(a: Args) -> Work:
     m, k, n = math.prod(x[:-1]), x[-1], w[0]
     bias = a.tensor(2) is not None
     flops = 2.0 * m * n * k + (m * n if bias else 0)
-    return Work(flops, _inputs_bytes(a) + float(m * n) * a.size(0), _dtype(a, 0))
+    return Work(flops, inputs_bytes(a) + float(m * n) * a.size(0), _dtype(a, 0))
 
 
 def _scaled_mm(a: Args) -> Work:
@@ -208,13 +210,65 @@ def _scaled_mm(a: Args) -> Work:
         return w
     sa = a.tensor(0) or []
     sb = a.tensor(1) or []
-    out_elems = float(sa[0] * sb[-1])
-    if len(a.concrete) > 6:
-        code = a.value(6)
-        size = a.size(0) if code is None else SCALAR_TYPE_BYTES.get(int(code)) if code.isdigit() else None
-        if size is not None:
-            return Work(w.flops, _inputs_bytes(a) + out_elems * size, w.dtype)
-    return Work(w.flops, None, w.dtype, "the output dtype is not in the trace")
+    size = _out_dtype_size(a, 6, a.size(0))
+    if size is None:
+        return Work(w.flops, None, w.dtype, "the output dtype is not in the trace")
+    return Work(w.flops, inputs_bytes(a) + float(sa[0] * sb[-1]) * size, w.dtype)
+
+
+def _out_dtype_size(a: Args, i: int, default: int | None) -> int | None:
+    """Bytes an element of an ``out_dtype`` argument (a c10::ScalarType code in Concrete Inputs);
+    ``default`` when the argument is None (empty), None when it is not in the trace."""
+    if i >= len(a.concrete):
+        return None
+    code = a.value(i)
+    if code is None:
+        return default
+    return SCALAR_TYPE_BYTES.get(int(code)) if code.isdigit() else None
+
+
+def _int_mm(a: Args) -> Work:
+    """_int_mm(A int8 [M, K], B int8 [K, N]) -> int32 [M, N]: 2·M·N·K integer operations."""
+    return _gemm(a, 0, 1, None, False, out_size=4)
+
+
+def _weight_int8pack_mm(a: Args) -> Work:
+    """_weight_int8pack_mm(x [M, K], w int8 [N, K], scales [N]): x @ wᵀ, computed and written in x's
+    dtype (the weights are dequantised on the fly; the scales are no bias)."""
+    x, w = a.tensor(0), a.tensor(1)
+    if x is None or w is None or len(x) != 2 or len(w) != 2 or x[1] != w[1]:
+        return Work(None, None, _dtype(a, 0), "operand shapes not in the trace")
+    m, k, n = x[0], x[1], w[0]
+    return Work(2.0 * m * n * k, inputs_bytes(a) + float(m * n) * a.size(0), _dtype(a, 0))
+
+
+def _grouped_mm(a: Args, offs: int, out_dtype: int, out_default: int | None) -> Work:
+    """_grouped_mm / _scaled_grouped_mm: G GEMMs in one call, the groups cut along one dimension by
+    ``offs`` (a G-element tensor). 2-D A [ΣM, K] × 3-D B [G, K, N]: 2·ΣM·K·N; 3-D × 3-D: batched,
+    2·G·M·K·N; 3-D A [G, M, K] × 2-D B [K, ΣN]: 2·M·K·ΣN; 2-D A [M, ΣK] × 2-D B [ΣK, N]: 2·M·ΣK·N, the
+    output [G, M, N]. The ragged dimension counts whole: rows past the last offset (padding) count."""
+    sa, sb, so = a.tensor(0), a.tensor(1), a.tensor(offs)
+    if sa is None or sb is None or len(sa) not in (2, 3) or len(sb) not in (2, 3):
+        return Work(None, None, _dtype(a, 0), "operand shapes not in the trace")
+    if sa[-1] != sb[-2]:
+        return Work(None, None, _dtype(a, 0), "operand shapes do not agree")
+    k = sa[-1]
+    if len(sa) == 3 and len(sb) == 3:
+        if sa[0] != sb[0]:
+            return Work(None, None, _dtype(a, 0), "operand shapes do not agree")
+        flops, out = 2.0 * sa[0] * sa[1] * k * sb[2], float(sa[0] * sa[1] * sb[2])
+    elif len(sa) == 2 and len(sb) == 2:
+        if so is None or len(so) != 1:
+            return Work(None, None, _dtype(a, 0), "the group offsets are not in the trace")
+        flops, out = 2.0 * sa[0] * k * sb[1], float(so[0] * sa[0] * sb[1])
+    else:  # one operand 2-D: the other's group dimension is the ragged one's partition
+        m = sa[0] if len(sa) == 2 else sa[1]
+        n = sb[-1]
+        flops, out = 2.0 * m * k * n, float(m * n)
+    size = _out_dtype_size(a, out_dtype, out_default)
+    if size is None:
+        return Work(flops, None, _dtype(a, 0), "the output dtype is not in the trace")
+    return Work(flops, inputs_bytes(a) + out * size, _dtype(a, 0))
 
 
 # ---- convolutions ---------------------------------------------------------------------------------
@@ -249,7 +303,7 @@ def _conv_forward(a: Args, bias: int | None, stride: int, pad: int, dil: int, tr
     per_out = math.prod(out)
     has_bias = bias is not None and a.tensor(bias) is not None
     flops = 2.0 * n * c_out * per_out * w[1] * math.prod(w[2:]) + (n * c_out * per_out if has_bias else 0)
-    return Work(flops, _inputs_bytes(a) + float(n * c_out * per_out) * a.size(0), _dtype(a, 0))
+    return Work(flops, inputs_bytes(a) + float(n * c_out * per_out) * a.size(0), _dtype(a, 0))
 
 
 def _conv_backward_input(a: Args, grad: int, weight: int) -> Work:
@@ -262,7 +316,7 @@ def _conv_backward_input(a: Args, grad: int, weight: int) -> Work:
     if sizes is None or len(sizes) != len(g):
         return Work(flops, None, _dtype(a, grad), "the input size is not in the trace (Concrete Inputs)")
     grad_in = float(math.prod(sizes)) * a.size(grad)
-    return Work(flops, _inputs_bytes(a) + grad_in, _dtype(a, grad))
+    return Work(flops, inputs_bytes(a) + grad_in, _dtype(a, grad))
 
 
 def _convolution_backward(a: Args) -> Work:
@@ -282,15 +336,20 @@ def _convolution_backward(a: Args) -> Work:
     macs = 2.0 * per_out * w[1] * math.prod(w[2:])
     flops = macs * (want[0] + want[1]) + (per_out if want[2] else 0)
     out = a.nbytes(1) * want[0] + a.nbytes(2) * want[1] + float(g[1]) * a.size(0) * want[2]
-    return Work(flops, _inputs_bytes(a) + out, _dtype(a, 0))
+    return Work(flops, inputs_bytes(a) + out, _dtype(a, 0))
 
 
 # ---- attention ------------------------------------------------------------------------------------
 
 
-def _attention(a: Args, causal: int | None, layout: str, mask: int | None = None) -> Work:
-    """q[B, H, Sq, D] (``bhsd``) or q[B, Sq, H, D] (``bshd``), k, v alike (k/v may have fewer heads)."""
+def _attention(
+    a: Args, causal: int | None, layout: str, mask: int | None = None, varlen: tuple[int, ...] = ()
+) -> Work:
+    """q[B, H, Sq, D] (``bhsd``) or q[B, Sq, H, D] (``bshd``), k, v alike (k/v may have fewer heads);
+    with ``varlen`` positions (cum_seq_q, cum_seq_k, max_q, max_k), 3-D packed q[ΣSq, H, D]."""
     q, k, v = a.tensor(0), a.tensor(1), a.tensor(2)
+    if varlen and q is not None and len(q) == 3:
+        return _varlen_attention(a, causal, varlen)
     if q is None or k is None or v is None or not len(q) == len(k) == len(v) == 4:
         return Work(None, None, _dtype(a, 0), "q/k/v shapes not in the trace")
     if layout == "bhsd":
@@ -309,14 +368,51 @@ def _attention(a: Args, causal: int | None, layout: str, mask: int | None = None
     return Work(flops, moved, _dtype(a, 0))
 
 
-def _attention_backward(a: Args, causal: int, layout: str) -> Work:
+def _varlen_attention(a: Args, causal: int | None, pos: tuple[int, ...]) -> Work:
+    """Packed sequences: q[ΣSq, H, D], k[ΣSk, Hk, D], v[ΣSk, Hk, Dv], B + 1 cumulative lengths each,
+    the longest Sq and Sk in Concrete Inputs. FLOPs = 2·H·(D + Dv)·Σ_b Sq_b·Sk_b; the per-sequence
+    lengths are tensor values, so the sum is known only when one side's lengths are all equal (a side
+    whose total is B × its longest): ΣSq·Sk = max_q·ΣSk or max_k·ΣSq. Causal: ½·B·max_q·max_k, only when
+    every sequence has the same lengths (as the padded formula)."""
+    q, k, v = a.tensor(0), a.tensor(1), a.tensor(2)
+    cum_q, cum_k = a.tensor(pos[0]), a.tensor(pos[1])
+    if k is None or v is None or len(k) != 3 or len(v) != 3 or q is None:
+        return Work(None, None, _dtype(a, 0), "q/k/v shapes not in the trace")
+    moved = a.nbytes(0) + a.nbytes(1) + a.nbytes(2) + float(q[0] * q[1] * v[2]) * a.size(0)
+    moved += a.nbytes(pos[0]) + a.nbytes(pos[1])
+    lengths = [a.ints(i) for i in pos[2:4]]
+    if (
+        cum_q is None
+        or cum_k is None
+        or len(cum_q) != 1
+        or cum_q != cum_k
+        or any(x is None or len(x) != 1 for x in lengths)
+    ):
+        return Work(None, moved, _dtype(a, 0), "sequence lengths not in the trace (Concrete Inputs)")
+    batch, (max_q,), (max_k,) = cum_q[0] - 1, *lengths  # type: ignore[misc]
+    is_causal = a.flag(causal) if causal is not None else False
+    if is_causal is None:
+        return Work(None, moved, _dtype(a, 0), "is_causal is not in the trace (Concrete Inputs)")
+    same_q, same_k = q[0] == batch * max_q, k[0] == batch * max_k
+    pairs: float | None = None
+    if is_causal:
+        pairs = 0.5 * batch * max_q * max_k if same_q and same_k else None
+    elif same_q or same_k:
+        pairs = float(max_q * k[0]) if same_q else float(max_k * q[0])
+    if pairs is None:
+        why = "variable sequence lengths: the per-sequence lengths are tensor values, not in the trace"
+        return Work(None, moved, _dtype(a, 0), why)
+    return Work(2.0 * q[1] * (q[2] + v[2]) * pairs, moved, _dtype(a, 0))
+
+
+def _attention_backward(a: Args, causal: int, layout: str, varlen: tuple[int, ...] = ()) -> Work:
     """grad_out, q, k, v, … : 2.5 × the forward's FLOPs (Q·Kᵀ recomputed, then dV, dP, dQ, dK: five
     GEMMs for the forward's two); bytes = inputs + dq, dk, dv."""
     shifted = Args(a.dims[1:], a.types[1:], a.concrete[1:])
-    fwd = _attention(shifted, causal - 1, layout)
+    fwd = _attention(shifted, causal - 1, layout, varlen=tuple(i - 1 for i in varlen))
+    moved = inputs_bytes(a) + a.nbytes(1) + a.nbytes(2) + a.nbytes(3)
     if fwd.flops is None:
-        return fwd
-    moved = _inputs_bytes(a) + a.nbytes(1) + a.nbytes(2) + a.nbytes(3)
+        return Work(None, None if fwd.bytes is None else moved, fwd.dtype, fwd.reason)
     return Work(2.5 * fwd.flops, moved, fwd.dtype)
 
 
@@ -344,7 +440,7 @@ def _elementwise(a: Args, inplace: bool) -> Work:
         return Work(None, None, _dtype(a, tensors[0]), "shapes do not broadcast")
     size = max(a.size(i) for i in tensors)
     out = a.nbytes(tensors[0]) if inplace else float(math.prod(shape)) * size
-    return Work(None, _inputs_bytes(a) + out, _dtype(a, tensors[0]), "bytes only (elementwise)")
+    return Work(None, inputs_bytes(a) + out, _dtype(a, tensors[0]), "bytes only (elementwise)")
 
 
 def _copy(a: Args) -> Work:
@@ -358,7 +454,7 @@ def _same_size_out(a: Args, what: str) -> Work:
     """Normalisations and softmax: read the inputs (weights, statistics), write an output like input 0."""
     if a.tensor(0) is None:
         return Work(None, None, None, "input shape not in the trace")
-    return Work(None, _inputs_bytes(a) + a.nbytes(0), _dtype(a, 0), f"bytes only ({what})")
+    return Work(None, inputs_bytes(a) + a.nbytes(0), _dtype(a, 0), f"bytes only ({what})")
 
 
 def _reduction(a: Args) -> Work:
@@ -368,107 +464,18 @@ def _reduction(a: Args) -> Work:
     return Work(None, a.nbytes(0), _dtype(a, 0), "bytes only (reduction: input read; output not counted)")
 
 
-_ELEMENTWISE = frozenset(
-    [
-        "add",
-        "sub",
-        "mul",
-        "div",
-        "rsub",
-        "neg",
-        "abs",
-        "exp",
-        "exp2",
-        "log",
-        "log2",
-        "log1p",
-        "sqrt",
-        "rsqrt",
-        "reciprocal",
-        "pow",
-        "sin",
-        "cos",
-        "tanh",
-        "sigmoid",
-        "relu",
-        "gelu",
-        "silu",
-        "mish",
-        "hardtanh",
-        "hardswish",
-        "hardsigmoid",
-        "leaky_relu",
-        "elu",
-        "clamp",
-        "clamp_min",
-        "clamp_max",
-        "where",
-        "maximum",
-        "minimum",
-        "masked_fill",
-        "lerp",
-        "addcmul",
-        "addcdiv",
-        "threshold",
-        "threshold_backward",
-        "gelu_backward",
-        "silu_backward",
-        "sigmoid_backward",
-        "tanh_backward",
-        "erf",
-        "floor",
-        "ceil",
-        "round",
-        "sign",
-        "eq",
-        "ne",
-        "lt",
-        "le",
-        "gt",
-        "ge",
-        "logical_not",
-        "bitwise_and",
-        "bitwise_or",
-        "fmod",
-        "remainder",
-    ]
-)
-_NORMS = frozenset(
-    [
-        "layer_norm",
-        "native_layer_norm",
-        "batch_norm",
-        "native_batch_norm",
-        "cudnn_batch_norm",
-        "miopen_batch_norm",
-        "_batch_norm_impl_index",
-        "group_norm",
-        "native_group_norm",
-        "rms_norm",
-        "_fused_rms_norm",
-        "instance_norm",
-    ]
-)
-_SOFTMAX = frozenset(["softmax", "_softmax", "log_softmax", "_log_softmax", "_safe_softmax"])
-_REDUCTIONS = frozenset(
-    [
-        "sum",
-        "mean",
-        "amax",
-        "amin",
-        "max",
-        "min",
-        "argmax",
-        "argmin",
-        "norm",
-        "linalg_vector_norm",
-        "var",
-        "std",
-        "prod",
-        "any",
-        "all",
-    ]
-)
+def _library_op(name: str, a: Args) -> Work:
+    """Ops of other libraries: those computing a known GEMM, else why their work is not in the trace."""
+    if name in _LINEAR_OPS:
+        return _linear(a)
+    lowered = name.lower()
+    if "attention" in lowered and ("paged" in lowered or "unified" in lowered):
+        return Work(
+            None, None, None, "attention over a paged KV cache: the context lengths are tensor values"
+        )
+    if "moe" in lowered or "experts" in lowered:
+        return Work(None, None, None, "mixture of experts: the routing (tokens per expert) is a tensor value")
+    return UNKNOWN
 
 
 def model(name: str, a: Args | None) -> Work:
@@ -477,7 +484,7 @@ def model(name: str, a: Args | None) -> Work:
         return Work(None, None, None, "no input shapes in the trace (record_shapes=False)")
     base = name.removeprefix("aten::")
     if not name.startswith("aten::"):
-        return UNKNOWN
+        return _library_op(name, a)
     if base == "mm":
         return _gemm(a, 0, 1, None, False)
     if base in ("addmm", "_addmm_activation"):
@@ -492,6 +499,14 @@ def model(name: str, a: Args | None) -> Work:
         return _linear(a)
     if base == "_scaled_mm":
         return _scaled_mm(a)
+    if base == "_int_mm":
+        return _int_mm(a)
+    if base == "_weight_int8pack_mm":
+        return _weight_int8pack_mm(a)
+    if base == "_grouped_mm":
+        return _grouped_mm(a, 2, 4, a.size(0))
+    if base == "_scaled_grouped_mm":  # out_dtype None means bf16
+        return _grouped_mm(a, 4, 7, 2)
     conv = _CONVOLUTIONS.get(base)
     if conv is not None:
         return _conv_forward(a, *conv)
@@ -501,10 +516,10 @@ def model(name: str, a: Args | None) -> Work:
         return _convolution_backward(a)
     att = _ATTENTION.get(base)
     if att is not None:
-        return _attention(a, *att)
+        return _attention(a, *att, varlen=_VARLEN.get(base, ()))
     back = _ATTENTION_BACKWARD.get(base)
     if back is not None:
-        return _attention_backward(a, *back)
+        return _attention_backward(a, *back, varlen=_VARLEN.get(base, ()))
     if base in ("copy_", "_copy_from"):
         return _copy(a)
     if base in ("fill_", "zero_"):  # writes only
@@ -512,19 +527,21 @@ def model(name: str, a: Args | None) -> Work:
             return Work(None, None, None, "tensor shape not in the trace")
         return Work(None, a.nbytes(0), _dtype(a, 0), "bytes only (fill: written once)")
     plain = base.removesuffix("_")
-    if plain in _ELEMENTWISE:
+    if plain in ELEMENTWISE:
         return _elementwise(a, base.endswith("_"))
-    if base in _NORMS:
+    if base in NORMS:
         return _same_size_out(a, "normalisation")
-    if base in _SOFTMAX:
+    if base in SOFTMAX:
         return _same_size_out(a, "softmax")
-    if base in _REDUCTIONS:
+    if base in REDUCTIONS:
         return _reduction(a)
     return UNKNOWN
 
 
 def flop_modelled(name: str) -> bool:
     """Whether ``model`` gives FLOPs (not bytes only) for some call of this operator."""
+    if name in _LINEAR_OPS:
+        return True
     base = name.removeprefix("aten::")
     return name.startswith("aten::") and (
         base in _GEMMS
@@ -535,7 +552,29 @@ def flop_modelled(name: str) -> bool:
     )
 
 
-_GEMMS = frozenset(["mm", "addmm", "_addmm_activation", "bmm", "baddbmm", "matmul", "linear", "_scaled_mm"])
+_GEMMS = frozenset(
+    [
+        "mm",
+        "addmm",
+        "_addmm_activation",
+        "bmm",
+        "baddbmm",
+        "matmul",
+        "linear",
+        "_scaled_mm",
+        "_int_mm",
+        "_weight_int8pack_mm",
+        "_grouped_mm",
+        "_scaled_grouped_mm",
+    ]
+)
+# other libraries' ops that are F.linear(x, weight, bias): x[..., K], weight[N, K]
+_LINEAR_OPS = frozenset(["vllm::rocm_unquantized_gemm"])
+# packed (varlen) positions: cum_seq_q, cum_seq_k, max_q, max_k
+_VARLEN: dict[str, tuple[int, ...]] = {
+    "_flash_attention_forward": (3, 4, 5, 6),
+    "_flash_attention_backward": (6, 7, 8, 9),
+}
 _CONV_BACKWARD = frozenset(("cudnn_convolution_backward_input", "convolution_backward"))
 # (bias arg, stride, padding, dilation, transposed flag) argument positions
 _CONVOLUTIONS: dict[str, tuple[int | None, int, int, int, int | None]] = {
