@@ -84,6 +84,28 @@ def test_overview_warms_the_other_views(tmp_path: Path) -> None:
         store.close()
 
 
+def test_roofline_is_warmed_where_flops_can_be_known(tmp_path: Path) -> None:
+    from tests.test_roofline import gemm_trace
+
+    (tmp_path / "run").mkdir()
+    gemm_trace(tmp_path / "run" / "w0.pt.trace.json")
+    b = TraceBuilder()  # a GEMM recorded without shapes: no FLOPs can be known, no Roofline view
+    b.step(1, 0, 100)
+    ext = b.op("aten::mm", 10, 60)
+    b.launch("sm90_xmma_gemm_bf16bf16_bf16f32", 20, 5, 30, 20.0, ext_id=ext)
+    b.write(tmp_path / "other" / "w0.pt.trace.json")
+    store = _store(tmp_path)
+    try:
+        warmer = Warmer(store, collect_routes())
+        for run in ("run", "other"):
+            warmer.request(run, "w0", None)
+        assert warmer.wait(60)
+        assert any(str(k).startswith("roofline.op_rows") for k in _profile(store, "run", "w0").cache)
+        assert not any(str(k).startswith("roofline.op_rows") for k in _profile(store, "other", "w0").cache)
+    finally:
+        store.close()
+
+
 def test_views_that_do_not_apply_are_skipped_quietly(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

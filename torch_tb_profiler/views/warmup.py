@@ -15,10 +15,12 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from werkzeug.wrappers import Request
 
+from torch_tb_profiler.analysis.roofline.attribution import has_flops
 from torch_tb_profiler.ingest.errors import LookupFailed
 from torch_tb_profiler.views.common import Handler, HttpError
 
@@ -35,7 +37,10 @@ WARM_REQUESTS: tuple[tuple[str, dict[str, str]], ...] = (
     ("/distributed", {}),
     ("/timeline/tracks", {}),  # builds the timeline index
     ("/modules", {}),
+    ("/roofline", {"by": "ops", "limit": "5000"}),
 )
+# views warmed only where they are listed (the view list's own test, cheap)
+ONLY_WHEN: dict[str, Callable[[Any], bool]] = {"/roofline": has_flops}
 _QUEUED = "warmup.queued"
 LOAD_WAIT_S = 60.0  # at most this long waiting for loads to finish before warming anyway
 
@@ -97,6 +102,9 @@ class Warmer:
                 params["span"] = span
             try:
                 with self._store.in_background():  # never reads an evicted profile again, nor evicts one
+                    only_when = ONLY_WHEN.get(path)
+                    if only_when is not None and not only_when(self._store.get_profile(run, worker, span)):
+                        continue
                     handler(Request.from_values(path=path, query_string=params), self._store)
             except (HttpError, LookupFailed):
                 pass  # the view does not apply to this profile (no memory records, no kernels...)

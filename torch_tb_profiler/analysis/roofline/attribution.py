@@ -47,16 +47,18 @@ def _op_work(profile) -> pd.DataFrame:
     for codes, values in coded[1:]:
         inverse = pd.factorize(inverse * (len(values) + 1) + codes)[0].astype(np.int64)
     first = np.unique(inverse, return_index=True)[1]  # a row of each distinct combination
-    found = []
+    found, combo_names, combo_args = [], [], []
     for row in first:
-        texts = [values[codes[row]] for codes, values in coded]
+        texts = [str(values[codes[row]]) for codes, values in coded]
         texts += [""] * (4 - len(texts))
-        found.append(W.model(texts[0], W.parse(texts[1], texts[2], texts[3])))
+        combo_names.append(texts[0])
+        combo_args.append(W.parse(texts[1], texts[2], texts[3]))
+        found.append(W.model(texts[0], combo_args[-1]))
     flops = np.array([np.nan if w.flops is None else w.flops for w in found])[inverse]
     nbytes = np.array([np.nan if w.bytes is None else w.bytes for w in found])[inverse]
     dtype = np.array([w.dtype or "" for w in found], dtype=object)[inverse]
     reason = np.array([w.reason or "" for w in found], dtype=object)[inverse]
-    conv_links.fill(profile, flops, nbytes, dtype, reason)
+    conv_links.fill(profile, inverse, combo_names, combo_args, (flops, nbytes, dtype, reason))
     f_src = np.where(np.isnan(flops), "", "model").astype(object)
     b_src = np.where(np.isnan(nbytes), "", "model").astype(object)
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 
-from torch_tb_profiler.analysis.core import names
 from torch_tb_profiler.analysis.roofline import work as W
 
 FORWARD = frozenset(
@@ -49,99 +49,123 @@ CHILDREN = frozenset(
 )
 
 
-def _parse(profile, row: int) -> W.Args | None:
+def fill(
+    profile,
+    combo: np.ndarray,
+    combo_names: list[str],
+    combo_args: list[W.Args | None],
+    out: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+) -> None:
+    """Fills, in place, the per-op arrays ``out`` = (flops, bytes, dtype, reason) of
+    ``attribution.op_work`` where the links above give what an op's own arguments do not. ``combo``:
+    per op, its distinct (name, shapes, types, Concrete Inputs) combination; ``combo_names`` and
+    ``combo_args`` the name and parsed arguments of each (parsed once: a trace repeats few)."""
     ops = profile.ops
-    concrete = ops["concrete_inputs"].iat[row] if "concrete_inputs" in ops.columns else ""
-    return W.parse(
-        str(ops["input_dims"].iat[row] or ""), str(ops["input_types"].iat[row] or ""), str(concrete or "")
-    )
-
-
-def _rows_named(profile, wanted: frozenset[str] | set[str]) -> np.ndarray:
-    codes, values = names.factorized(profile, "ops")
-    hit = np.fromiter((str(v) in wanted for v in values), dtype=bool, count=len(values))
-    return np.flatnonzero(hit[codes]) if hit.any() else np.zeros(0, np.int64)
-
-
-def fill(profile, flops: np.ndarray, nbytes: np.ndarray, dtype: np.ndarray, reason: np.ndarray) -> None:
-    """Fills, in place, the per-op arrays of ``attribution.op_work`` where the links above give what the
-    op's own arguments do not (rows whose FLOPs are unknown only)."""
-    ops = profile.ops
-    if not len(ops) or "input_dims" not in ops.columns:
+    wanted = {name: i for i, name in enumerate(combo_names) if name in BACKWARD}
+    if not len(ops) or not wanted:
         return
-    backward = _rows_named(profile, set(BACKWARD))
-    if not backward.size:
-        return
+    kind = np.zeros(len(combo_names), dtype=np.int8)  # 1 backward, 2 forward, 3 backward child
+    for i, name in enumerate(combo_names):
+        kind[i] = 1 if name in BACKWARD else 2 if name in FORWARD else 3 if name in CHILDREN else 0
+    row_kind = kind[combo]
     parent = ops["parent"].to_numpy(dtype=np.int64)
-    _fill_children(profile, backward, parent, flops, nbytes, dtype, reason)
-    _fill_forwards(profile, backward, parent, flops, nbytes, dtype, reason)
+    _fill_children(np.flatnonzero(row_kind == 3), combo, combo_names, combo_args, kind, parent, out)
+    _fill_forwards(profile, row_kind, combo, combo_names, combo_args, parent, out)
 
 
-def _fill_forwards(profile, backward, parent, flops, nbytes, dtype, reason) -> None:
+def _backward_shapes(name: str, a: W.Args | None) -> tuple[tuple[int, ...], ...] | None:
+    """(forward input, weight, grad_output) shapes of a convolution backward call."""
+    if a is None:
+        return None
+    ix, ig, iw = BACKWARD[name]
+    shapes = (a.tensor(ix), a.tensor(iw), a.tensor(ig))
+    return None if any(x is None for x in shapes) else tuple(tuple(x) for x in shapes)  # type: ignore[arg-type]
+
+
+def _fill_forwards(profile, row_kind, combo, combo_names, combo_args, parent, out) -> None:
     ops = profile.ops
     seq = ops["seq"].to_numpy(dtype=np.int64)
-    pids = ops["pid"].to_numpy(dtype=object)
-    # (pid, sequence number) -> (input shape, weight shape, grad_output shape); None when ambiguous
-    found: dict[tuple[object, int], tuple | None] = {}
-    for row in backward:
-        node = parent[row]
-        s = seq[node] if node >= 0 and seq[node] >= 0 else seq[row]
-        a = _parse(profile, row)
-        if s < 0 or a is None:
-            continue
-        ix, ig, iw = BACKWARD[str(ops["name"].iat[row])]
-        shapes = (a.tensor(ix), a.tensor(iw), a.tensor(ig))
-        if any(x is None for x in shapes):
-            continue
-        key = (pids[row], int(s))
-        value = tuple(tuple(x) for x in shapes)  # type: ignore[arg-type]
-        found[key] = value if found.get(key, value) == value else None
-    if not found:
+    pid = pd.factorize(ops["pid"].to_numpy(dtype=object))[0].astype(np.int64)
+    shapes = [
+        _backward_shapes(n, a) if n in BACKWARD else None
+        for n, a in zip(combo_names, combo_args, strict=True)
+    ]
+    shape_codes, shape_values = pd.factorize(pd.Series(shapes, dtype=object), use_na_sentinel=True)
+    # backward calls: key (pid, the autograd node's sequence number) -> its shapes
+    rows = np.flatnonzero(row_kind == 1)
+    node = parent[rows]
+    own = np.where(node >= 0, seq[np.maximum(node, 0)], -1)
+    s = np.where(own >= 0, own, seq[rows])
+    vid = shape_codes[combo[rows]]
+    ok = (s >= 0) & (vid >= 0)
+    width = int(seq.max()) + 2
+    links = pd.DataFrame({"key": pid[rows][ok] * width + s[ok], "vid": vid[ok]})
+    if links.empty:
         return
-    for row in _rows_named(profile, FORWARD):
-        if not np.isnan(flops[row]):
-            continue
-        shapes = found.get((pids[row], int(seq[row])))
-        a = _parse(profile, row)
-        if shapes is None or a is None:
-            continue
-        x, w, out = (list(v) for v in shapes)
-        if a.tensor(0) != x or a.tensor(1) != w or len(out) != len(x):
-            continue
-        has_bias = a.tensor(2) is not None  # cudnn_convolution's third argument is a list: no bias
-        per_out = out[0] * out[1] * math.prod(out[2:])
-        flops[row] = 2.0 * per_out * w[1] * math.prod(w[2:]) + (per_out if has_bias else 0)
-        nbytes[row] = W.inputs_bytes(a) + float(math.prod(out)) * a.size(0)
-        dtype[row] = W.DTYPE_OF.get(a.types[0], "") if a.types else ""
-        reason[row] = ""
+    per_key = links.groupby("key")["vid"].agg(["first", "nunique"])
+    per_key = per_key[per_key["nunique"] == 1]  # two backwards disagree: no link
+    fwd = np.flatnonzero((row_kind == 2) & np.isnan(out[0]) & (seq >= 0))
+    at = pd.Index(per_key.index).get_indexer(pid[fwd] * width + seq[fwd])
+    fwd, at = fwd[at >= 0], at[at >= 0]
+    _broadcast(fwd, combo[fwd], per_key["first"].to_numpy()[at], out,
+               lambda c, v: _forward_work(combo_args[c], shape_values[v]))  # fmt: skip
 
 
-def _fill_children(profile, backward, parent, flops, nbytes, dtype, reason) -> None:
+def _broadcast(rows: np.ndarray, left: np.ndarray, right: np.ndarray, out, work) -> None:
+    """``work(l, r)`` once per distinct (left, right) pair of ``rows``, written into ``out`` where it
+    is known (an already known figure is kept)."""
+    if not rows.size:
+        return
+    flops, nbytes, dtype, reason = out
+    width = int(right.max()) + 1
+    pair, pairs = pd.factorize(left.astype(np.int64) * width + right)
+    for i, code in enumerate(pairs):
+        got = work(int(code) // width, int(code) % width)
+        if got is None:
+            continue
+        sel = rows[pair == i]
+        f, b, d = got
+        flops[sel] = np.where(np.isnan(flops[sel]), f, flops[sel])
+        nbytes[sel] = np.where(np.isnan(nbytes[sel]), b, nbytes[sel])
+        dtype[sel] = np.where(dtype[sel] == "", d, dtype[sel])
+        known = ~(np.isnan(flops[sel]) | np.isnan(nbytes[sel]))
+        reason[sel[known]] = ""
+
+
+def _forward_work(a: W.Args | None, shapes: tuple) -> tuple[float, float, str] | None:
+    if a is None:
+        return None
+    x, w, grad = (list(v) for v in shapes)
+    if a.tensor(0) != x or a.tensor(1) != w or len(grad) != len(x):
+        return None
+    has_bias = a.tensor(2) is not None  # cudnn_convolution's third argument is a list: no bias
+    per_out = grad[0] * grad[1] * math.prod(grad[2:])
+    flops = 2.0 * per_out * w[1] * math.prod(w[2:]) + (per_out if has_bias else 0)
+    moved = W.inputs_bytes(a) + float(math.prod(grad)) * a.size(0)
+    return flops, moved, W.DTYPE_OF.get(a.types[0], "") if a.types else ""
+
+
+def _fill_children(rows, combo, combo_names, combo_args, kind, parent, out) -> None:
     """1.x ``…_backward_input`` / ``_weight`` under a ``…_convolution_backward`` parent."""
-    ops = profile.ops
-    children = _rows_named(profile, CHILDREN)
-    if not children.size:
-        return
-    is_parent = np.zeros(len(ops), dtype=bool)
-    is_parent[backward] = True
-    for row in children:
-        up = parent[row]
-        if up < 0 or not is_parent[up]:
-            continue
-        own, mine = _parse(profile, up), _parse(profile, row)
-        if own is None or mine is None:
-            continue
-        ix, _, iw = BACKWARD[str(ops["name"].iat[up])]
-        x, w, grad = own.tensor(ix), own.tensor(iw), mine.tensor(1)
-        if x is None or w is None or grad is None or len(grad) != len(w):
-            continue
-        element = mine.size(1)
-        if str(ops["name"].iat[row]).endswith("_input"):
-            if np.isnan(nbytes[row]):
-                nbytes[row] = W.inputs_bytes(mine) + float(math.prod(x)) * element
-        elif np.isnan(flops[row]):
-            flops[row] = 2.0 * grad[0] * grad[1] * math.prod(grad[2:]) * w[1] * math.prod(w[2:])
-            nbytes[row] = W.inputs_bytes(mine) + float(math.prod(w)) * element
-        dtype[row] = dtype[row] or W.DTYPE_OF.get(mine.types[1], "")
-        if not (np.isnan(flops[row]) or np.isnan(nbytes[row])):
-            reason[row] = ""
+    up = parent[rows]
+    ok = up >= 0
+    ok[ok] = kind[combo[up[ok]]] == 1
+    rows, up = rows[ok], up[ok]
+    _broadcast(rows, combo[rows], combo[up], out,
+               lambda c, u: _child_work(combo_names[c], combo_args[c], combo_names[u], combo_args[u]))  # fmt: skip
+
+
+def _child_work(name: str, mine: W.Args | None, parent_name: str, own: W.Args | None):
+    shapes = _backward_shapes(parent_name, own)
+    if mine is None or shapes is None:
+        return None
+    x, w, _ = (list(v) for v in shapes)
+    grad = mine.tensor(1)
+    if grad is None or len(grad) != len(w):
+        return None
+    element = mine.size(1)
+    d = W.DTYPE_OF.get(mine.types[1], "")
+    flops = 2.0 * grad[0] * grad[1] * math.prod(grad[2:]) * w[1] * math.prod(w[2:])
+    if name.endswith("_input"):  # writes a gradient shaped like the forward input
+        return flops, W.inputs_bytes(mine) + float(math.prod(x)) * element, d
+    return flops, W.inputs_bytes(mine) + float(math.prod(w)) * element, d  # writes dW

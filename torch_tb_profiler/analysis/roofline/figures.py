@@ -23,10 +23,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from torch_tb_profiler.analysis.core import names
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.cache import memoized
+from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores
 from torch_tb_profiler.analysis.ops.operators import operator_rows
 from torch_tb_profiler.analysis.roofline import attribution as A
+from torch_tb_profiler.analysis.roofline import grouping as G
 from torch_tb_profiler.analysis.roofline import peaks as P
 
 BY = ("ops", "ops_total", "kernels")
@@ -168,17 +171,30 @@ def _op_rows(profile) -> pd.DataFrame:
             "reason": hold["reason"].to_numpy(),
         }
     )
-    g = frame.groupby(["name", "input_dims", "dtype"], sort=False)
-    table = g.agg(
-        calls=("device_us", "size"),
-        flops=("flops", lambda s: s.sum(min_count=len(s))),
-        bytes=("bytes", lambda s: s.sum(min_count=len(s))),
-        device_us=("device_us", "sum"),
-        tc_us=("tc_us", "sum"),
-        source=("source", "first"),
-        bytes_source=("bytes_source", "first"),
-        reason=("reason", "first"),
-    ).reset_index()
+    ids, first = G.group_ids(*(pd.factorize(frame[c].to_numpy(dtype=object))[0] for c in cols[:3]))
+    n = len(first)
+    table = frame.iloc[first][["name", "input_dims", "dtype", "source", "bytes_source", "reason"]]
+    table = table.reset_index(drop=True).assign(
+        calls=np.bincount(ids, minlength=n),
+        flops=G.total(ids, n, frame["flops"].to_numpy()),
+        bytes=G.total(ids, n, frame["bytes"].to_numpy()),
+        device_us=np.bincount(ids, weights=frame["device_us"].to_numpy(), minlength=n),
+        tc_us=np.bincount(ids, weights=frame["tc_us"].to_numpy(), minlength=n),
+    )[
+        [
+            "name",
+            "input_dims",
+            "dtype",
+            "calls",
+            "flops",
+            "bytes",
+            "device_us",
+            "tc_us",
+            "source",
+            "bytes_source",
+            "reason",
+        ]
+    ]
     table["peak_dtype"] = _peak_dtypes(table, "device_us", dev, platform)
     out = figures(table, dev)
     return _sorted(out)
@@ -213,6 +229,8 @@ def _op_total_rows(profile) -> pd.DataFrame:
         {
             "name": rows["name"].to_numpy(),
             "input_dims": rows["input_shape"].to_numpy(),
+            "name_code": rows["name_code"].to_numpy(),
+            "shape_code": rows["shape_code"].to_numpy(),
             "dtype": sub["dtype"].to_numpy()[op],
             "flops": sub["flops"].to_numpy()[op],
             "bytes": sub["bytes"].to_numpy()[op],
@@ -225,17 +243,25 @@ def _op_total_rows(profile) -> pd.DataFrame:
     frame = frame[frame["holders"].to_numpy() > 0]
     if not len(frame):
         return figures(pd.DataFrame({c: [] for c in [*cols, "peak_dtype"]}), dev)
-    g = frame.groupby(["name", "input_dims"], sort=False)
-    table = g.agg(
-        calls=("device_us", "size"),
-        dtype=("dtype", lambda s: _mode(s)),
-        flops=("flops", lambda s: s.sum(min_count=len(s))),
-        bytes=("bytes", lambda s: s.sum(min_count=len(s))),
-        device_us=("device_us", "sum"),
-        kernel_us=("kernel_us", "sum"),
-        tc_us=("tc_us", "sum"),
-        holders=("holders", "sum"),
-    ).reset_index()
+    ids, first = G.group_ids(frame["name_code"].to_numpy(), frame["shape_code"].to_numpy())
+    n = len(first)
+    table = pd.DataFrame(
+        {
+            "name": frame["name"].to_numpy()[first],
+            "input_dims": frame["input_dims"].to_numpy()[first],
+            "calls": np.bincount(ids, minlength=n),
+            "dtype": G.most_common(ids, n, frame["dtype"].to_numpy()),
+            "flops": G.total(ids, n, frame["flops"].to_numpy()),
+            "bytes": G.total(ids, n, frame["bytes"].to_numpy()),
+            **{
+                c: np.bincount(ids, weights=frame[c].to_numpy(dtype=np.float64), minlength=n)
+                for c in ("device_us", "kernel_us", "tc_us")
+            },
+            "holders": np.bincount(
+                ids, weights=frame["holders"].to_numpy(dtype=np.float64), minlength=n
+            ).astype(np.int64),
+        }
+    )
     table["peak_dtype"] = _peak_dtypes(table, "device_us", dev, platform)
     table["scope"] = "subtree"
     return _sorted(figures(table, dev))
@@ -256,8 +282,6 @@ def _kernel_rows(profile) -> pd.DataFrame:
     sel = dev_table["kind"].to_numpy() == "kernel" if len(dev_table) else np.zeros(0, bool)
     k = dev_table[sel]
     exact = kw["exact"].to_numpy(dtype=bool)
-    from torch_tb_profiler.analysis.device.tensor_cores import uses_tensor_cores
-
     dur = k["dur"].to_numpy(dtype=np.float64)
     frame = pd.DataFrame(
         {
@@ -268,35 +292,35 @@ def _kernel_rows(profile) -> pd.DataFrame:
             "known_us": np.where(exact, dur, 0.0),
             "all_us": dur,
             "known": exact,
-            "tc_us": np.where(uses_tensor_cores(k["name"].to_numpy()), dur, 0.0),
+            "tc_us": np.where(names.mask(profile, "device", kernel_uses_tensor_cores)[sel], dur, 0.0),
             "source": kw["source"].to_numpy(),
         }
     )
     if not len(frame):
         cols = ["name", "dtype", "calls", "known_calls", "flops", "bytes", "device_us", "kernel_us", "source"]
         return figures(pd.DataFrame({c: [] for c in [*cols, "peak_dtype"]}), dev)
-    g = frame.groupby("name", sort=False)
-    table = g.agg(
-        calls=("all_us", "size"),
-        known_calls=("known", "sum"),
-        flops=("flops", lambda s: s.sum(min_count=1)),
-        bytes=("bytes", lambda s: s.sum(min_count=1)),
-        device_us=("known_us", "sum"),
-        kernel_us=("all_us", "sum"),
-        tc_us=("tc_us", "sum"),
-        dtype=("dtype", lambda s: _mode(s)),
-        source=("source", lambda s: _mode(s)),
-    ).reset_index()
+    ids, first = G.group_ids(names.factorized(profile, "device")[0][sel])
+    n = len(first)
+    table = pd.DataFrame(
+        {
+            "name": frame["name"].to_numpy()[first],
+            "calls": np.bincount(ids, minlength=n),
+            "known_calls": np.bincount(ids, weights=exact.astype(np.float64), minlength=n).astype(np.int64),
+            "flops": G.total(ids, n, frame["flops"].to_numpy(), nan_when="all"),
+            "bytes": G.total(ids, n, frame["bytes"].to_numpy(), nan_when="all"),
+            **{
+                out: np.bincount(ids, weights=frame[c].to_numpy(dtype=np.float64), minlength=n)
+                for out, c in (("device_us", "known_us"), ("kernel_us", "all_us"), ("tc_us", "tc_us"))
+            },
+            "dtype": G.most_common(ids, n, frame["dtype"].to_numpy()),
+            "source": G.most_common(ids, n, frame["source"].to_numpy()),
+        }
+    )
     table["peak_dtype"] = _peak_dtypes(table, "kernel_us", dev, platform)
     # a kernel without any known call has no figures: its time is its whole time
     unknown = table["known_calls"] == 0
     table.loc[unknown, "device_us"] = table.loc[unknown, "kernel_us"]
     return _sorted(figures(table, dev))
-
-
-def _mode(s: pd.Series) -> str:
-    values = [v for v in s if v]
-    return max(set(values), key=values.count) if values else ""
 
 
 def _sorted(table: pd.DataFrame) -> pd.DataFrame:

@@ -15,11 +15,13 @@ import os
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
+from torch_tb_profiler.analysis.core import names
 from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.steps import steps
-from torch_tb_profiler.analysis.device.tensor_cores import uses_tensor_cores
+from torch_tb_profiler.analysis.device.tensor_cores import kernel_uses_tensor_cores
 from torch_tb_profiler.analysis.roofline import attribution as A
 from torch_tb_profiler.analysis.roofline import peaks as P
 from torch_tb_profiler.analysis.roofline.figures import device, peak_dtype
@@ -54,15 +56,19 @@ def _mfu(profile) -> dict[str, Any]:
     ts = k["ts"].to_numpy(dtype=np.float64)
     dev = device(profile)
     platform = accelerator(profile).platform
-    tc = uses_tensor_cores(k["name"].to_numpy())
-    dtypes = [
-        peak_dtype(d, 1.0 if t else 0.0, dev, platform) if d else ""
-        for d, t in zip(kw["dtype"], tc, strict=True)
-    ]
-    weights: dict[str, float] = {}
-    for d, us, ok in zip(dtypes, dur, known, strict=True):
-        if d and ok:
-            weights[d] = weights.get(d, 0.0) + float(us)
+    tc = names.mask(profile, "device", kernel_uses_tensor_cores)[sel]
+    # the peak each kernel's work is measured against, decided once per distinct (dtype, tensor cores)
+    d_codes, d_values = pd.factorize(kw["dtype"].to_numpy(dtype=object))
+    pair, pairs = pd.factorize(d_codes.astype(np.int64) * 2 + tc)
+    lut = []
+    for p in pairs:
+        d = str(d_values[p // 2]) if p >= 0 else ""
+        lut.append(peak_dtype(d, float(p % 2), dev, platform) if d else "")
+    p_codes, p_values = pd.factorize(
+        np.asarray(lut, dtype=object)[pair] if len(pair) else np.zeros(0, object)
+    )
+    time_by = np.bincount(p_codes[known], weights=dur[known], minlength=len(p_values))
+    weights = {str(d): float(t) for d, t in zip(p_values, time_by, strict=True) if d and t > 0}
     dominant = max(weights, key=weights.__getitem__) if weights else None
     peak = (dev.get("peaks") or {}).get(dominant) if dominant else None
     out["dtype"], out["peak_tflops"] = dominant, peak
