@@ -70,7 +70,7 @@ def test_queue_depth_0_3_0(tmp_path: Path) -> None:
     assert s["mean"] == pytest.approx(120 / 65)
     assert waits.summary(p)["queue"]["0:9"]["max"] == 1
     names = [t["name"] for t in Q.counter_tracks(p)]
-    assert "Queue length (GPU 0, stream 7)" in names
+    assert "GPU 0 Stream 7 Queue length" in names
 
 
 def test_copy_bandwidth(tmp_path: Path) -> None:
@@ -133,3 +133,28 @@ def test_invariants_on_shared_trace() -> None:
         assert (values >= 0).all() and values[-1] == 0 and lo <= times[0] and times[-1] <= hi
     for q in waits.summary(p)["queue"].values():
         assert 0 <= q["mean"] <= q["max"]
+
+
+def test_queue_and_bandwidth_are_counter_tracks_of_the_trace_view(tmp_path: Path) -> None:
+    from torch_tb_profiler.analysis.timeline import index as tl
+    from torch_tb_profiler.analysis.timeline import windows
+
+    b = TraceBuilder()
+    b.step(1, 0, 100)
+    for i in range(3):  # calls at 0, 10, 20; kernels 40–45, 50–55, 60–65 on stream 7
+        b.launch(f"k{i}", 10 * i, 2, 40 + 10 * i, 5)
+    c1 = b.runtime("cudaMemcpyAsync", 70, 2)
+    b.memcpy("Memcpy HtoD (Pageable -> Device)", 75, 10, c1, 20_000)  # 2 GB/s
+    p = load(b, tmp_path)
+    idx = tl.build_index(p)
+    tracks = {t.name: t for t in idx.tracks if t.kind == "counter"}
+    queue, copy = tracks["GPU 0 Stream 7 Queue length"], tracks["GPU 0 Copy bandwidth"]
+    assert queue.group == copy.group == "d:0" and (queue.unit, copy.unit) == ("queued", "GB/s")
+    assert queue.max == 3 and copy.max == pytest.approx(2.0)
+    series = idx.counters[queue.id]
+    # the copy's call at 70 queues it on the same stream until it starts at 75
+    assert [rel(p, t) for t in series.ts] == [0, 10, 20, 40, 50, 60, 70, 75]
+    assert series.values.tolist() == [1, 2, 3, 2, 1, 0, 1, 0]
+    # the tracks' window answers what the Trace view draws
+    w = windows.window(idx, idx.start_us, idx.end_us, 1000, tracks=[queue.id])
+    assert w.counters[queue.id].values.max() == 3

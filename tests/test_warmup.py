@@ -84,7 +84,7 @@ def test_overview_warms_the_other_views(tmp_path: Path) -> None:
         store.close()
 
 
-def test_roofline_is_warmed_where_flops_can_be_known(tmp_path: Path) -> None:
+def test_roofline_and_analysis_are_warmed_where_they_apply(tmp_path: Path) -> None:
     from tests.test_roofline import gemm_trace
 
     (tmp_path / "run").mkdir()
@@ -102,6 +102,10 @@ def test_roofline_is_warmed_where_flops_can_be_known(tmp_path: Path) -> None:
         assert warmer.wait(60)
         assert any(str(k).startswith("roofline.op_rows") for k in _profile(store, "run", "w0").cache)
         assert not any(str(k).startswith("roofline.op_rows") for k in _profile(store, "other", "w0").cache)
+        # the Analysis view's first answer (n = 5), on both: they have device activity
+        for run in ("run", "other"):
+            cache = _profile(store, run, "w0").cache
+            assert "waits.summary" in cache and "waits.details.5" in cache
     finally:
         store.close()
 
@@ -120,6 +124,7 @@ def test_views_that_do_not_apply_are_skipped_quietly(
             warmer.request("run", "w0", None)
             assert warmer.wait(60)
         assert "operators.table.name" in _profile(store, "run", "w0").cache
+        assert "waits.summary" not in _profile(store, "run", "w0").cache  # no device activity
         assert not [r for r in caplog.records if r.levelno >= logging.WARNING]
     finally:
         store.close()

@@ -85,3 +85,29 @@ def test_analysis_dark_screenshot(tb_gpu, browser, rec):
     finally:
         ctx.close()
     assert rec.errors == []
+
+
+def test_queue_length_is_a_counter_track_in_the_trace_view(tb_gpu, page, rec):
+    run = "resnet50_v100"
+    worker = tb_gpu.get("workers", run=run)[1][0]
+    _, tracks = tb_gpu.get("timeline/tracks", run=run, worker=worker)
+    queue = [t for t in tracks["tracks"] if t["kind"] == "counter" and t["name"].endswith("Queue length")]
+    assert queue and all(t["name"].startswith("GPU 0 Stream ") for t in queue)
+    assert all(t["unit"] == "queued" and t["max"] >= 1 for t in queue)
+    page.goto(app_url(tb_gpu, run=run, worker=worker, view="Trace"))
+    page.wait_for_selector('[data-testid="timeline"][data-state="ready"]', timeout=60000)
+    # the track is laid out in its device's group, scrolled into view by the label column
+    key = f"t:{queue[0]['id']}"
+    for _ in range(40):
+        if page.evaluate(f"window.__timeline.labelY({key!r})") is not None:
+            break
+        page.mouse.move(*_centre(page))
+        page.mouse.wheel(0, 300)
+        page.wait_for_timeout(100)
+    assert page.evaluate(f"window.__timeline.labelY({key!r})") is not None
+    assert rec.errors == []
+
+
+def _centre(page) -> tuple[float, float]:
+    box = page.locator('[data-testid="timeline"] .tl-main canvas').bounding_box()
+    return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2

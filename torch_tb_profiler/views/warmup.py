@@ -38,9 +38,13 @@ WARM_REQUESTS: tuple[tuple[str, dict[str, str]], ...] = (
     ("/timeline/tracks", {}),  # builds the timeline index
     ("/modules", {}),
     ("/roofline", {"by": "ops", "limit": "5000"}),
+    ("/analysis", {"n": "5"}),
 )
 # views warmed only where they are listed (the view list's own test, cheap)
-ONLY_WHEN: dict[str, Callable[[Any], bool]] = {"/roofline": has_flops}
+ONLY_WHEN: dict[str, Callable[[Any], bool]] = {
+    "/roofline": has_flops,
+    "/analysis": lambda profile: bool(len(profile.device)),
+}
 _QUEUED = "warmup.queued"
 LOAD_WAIT_S = 60.0  # at most this long waiting for loads to finish before warming anyway
 

@@ -30,6 +30,7 @@ from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.core.range_profiler import range_devices, range_rows
 from torch_tb_profiler.analysis.memory import usage as mem
 from torch_tb_profiler.analysis.timeline.counters import counter_series, trace_range
+from torch_tb_profiler.analysis.waits import queues
 from torch_tb_profiler.model import Profile
 
 KINDS = ("op", "rt", "dev", "py", "sync", "ann", "other")
@@ -491,7 +492,8 @@ def _range(profile: Profile, ts: np.ndarray, end: np.ndarray) -> tuple[float, fl
 
 
 def _add_counters(profile: Profile, idx: TimelineIndex) -> None:
-    """GPU utilization / SM efficiency (trace_counters), memory per device, the trace's own counters."""
+    """GPU utilization / SM efficiency (trace_counters), memory per device, queue length per stream and
+    copy bandwidth per device (waits/queues.py), the trace's own counters."""
     series: list[tuple[str, str, str, np.ndarray, np.ndarray]] = []  # group, name, unit, ts, values
     for c in counter_series(profile):
         series.append((f"d:{c.device}", c.name, "ratio", c.ts, c.values))
@@ -501,6 +503,8 @@ def _add_counters(profile: Profile, idx: TimelineIndex) -> None:
             ok = ~np.isnan(values)
             if ok.any():
                 series.append((group, f"{label} {what}", "bytes", t[ok], values[ok]))
+    for q in queues.counter_tracks(profile, queues.TIMELINE_POINTS):  # issue 25: queue, copy bandwidth
+        series.append((f"d:{q['device']}", q["name"], q["unit"], q["ts"], q["values"]))
     host_groups = {g["id"] for g in idx.groups if g["kind"] == "host"}
     for (pid, cname, key), (t, values) in trace_counter_series(profile).items():
         group = f"p:{pid}" if f"p:{pid}" in host_groups else _first_host_group(idx)

@@ -24,6 +24,7 @@ from torch_tb_profiler.analysis.waits.launches import launches
 from torch_tb_profiler.model import Profile
 
 MAX_POINTS = 2000
+TIMELINE_POINTS = 50_000  # the Trace view's tracks: finer, the window sampling draws them per pixel
 
 
 def step_function(starts: np.ndarray, ends: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -105,19 +106,28 @@ def downsample(
     return times[first], values[first]
 
 
-def counter_tracks(profile: Profile) -> list[dict[str, Any]]:
-    """Counter tracks {name, device, ts, values}: ``Queue length (GPU 0, stream 7)`` per stream and
-    ``GPU 0 Copy bandwidth`` (GB/s) per device, each at most ``MAX_POINTS`` points."""
+def counter_tracks(profile: Profile, limit: int = MAX_POINTS) -> list[dict[str, Any]]:
+    """Counter tracks {name, device, unit, ts, values}: ``GPU 0 Stream 7 Queue length`` per stream and
+    ``GPU 0 Copy bandwidth`` (GB/s) per device, each at most ``limit`` points (the Trace view's
+    tracks: ``TIMELINE_POINTS``). A track ends with its value after the last time (0)."""
     kind = accelerator(profile).kind
     out = []
     for (dev, stream), (t, v, _, _) in queue_tracks(profile).items():
-        t, v = downsample(t, v)
+        t, v = downsample(t, v, limit)
         out.append(
-            {"name": f"Queue length ({kind} {dev}, stream {stream})", "device": dev, "ts": t, "values": v}
+            {
+                "name": f"{kind} {dev} Stream {stream} Queue length",
+                "device": dev,
+                "unit": "queued",
+                "ts": t,
+                "values": v,
+            }
         )
     for dev, (t, v, _, _) in bandwidth_tracks(profile).items():
-        t, v = downsample(t, v)
-        out.append({"name": f"{kind} {dev} Copy bandwidth", "device": dev, "ts": t, "values": v})
+        t, v = downsample(t, v, limit)
+        out.append(
+            {"name": f"{kind} {dev} Copy bandwidth", "device": dev, "unit": "GB/s", "ts": t, "values": v}
+        )
     return out
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.waits import critical_path, idle, launches, queues, sequences, temporal
 from torch_tb_profiler.model import Profile
 
@@ -32,12 +33,18 @@ DETAILS: dict[str, Callable[[Profile, int], Any]] = {
 
 
 def summary(profile: Profile) -> dict[str, Any]:
-    """Every analysis of the family, by key; device figures None on a profile without device activity."""
+    """Every analysis of the family, by key; device figures None on a profile without device activity.
+    Cached (the warm-up computes it: views/warmup.py)."""
     if not len(profile.device):
         return {key: None for key in SECTIONS}
-    return {key: compute(profile) for key, compute in SECTIONS.items()}
+    return memoized(profile, "waits.summary", lambda: {key: f(profile) for key, f in SECTIONS.items()})
 
 
 def details(profile: Profile, sequence_length: int) -> dict[str, Any]:
-    """The Analysis view's details by key (the longest idle intervals, the sequences of N kernels…)."""
-    return {key: compute(profile, sequence_length) for key, compute in DETAILS.items()}
+    """The Analysis view's details by key (the longest idle intervals, the sequences of N kernels…);
+    cached per sequence length."""
+    return memoized(
+        profile,
+        f"waits.details.{sequence_length}",
+        lambda: {key: f(profile, sequence_length) for key, f in DETAILS.items()},
+    )
