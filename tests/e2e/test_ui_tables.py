@@ -163,6 +163,9 @@ def test_library_frames_hide_and_vscode_link(tb_samples, page, rec):
     _until(page, lambda: "torch/autograd/graph.py" not in _files(page), "library frames to hide")
     assert "make_samples.py" in _files(page)
     assert "library frame" in page.locator('[data-testid="library-hidden"]').first.inner_text()
+    # the frames left keep their numbers in the whole stack (make_samples.py is the 5th frame)
+    first = page.locator('[data-testid="stack"] a.frame-link').first
+    assert first.evaluate("a => a.parentElement.value") == files.index(first.get_attribute("data-file")) + 2
     # remembered across a reload
     page.reload()
     open_stack(page, BACKWARD_OP)

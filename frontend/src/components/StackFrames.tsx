@@ -109,7 +109,8 @@ export function LibraryToggle(): ReactNode {
 
 type Shown = { frame: Frame; index: number } | { hidden: number; index: number };
 
-/** The frames to list: with library frames hidden, each run of them becomes one "n hidden" line. */
+/** The frames to list: with library frames hidden, each run of them becomes one "n hidden" line (the
+ * others keep their numbers in the whole stack). */
 function shownFrames(frames: Frame[], hide: boolean): Shown[] {
   const out: Shown[] = [];
   frames.forEach((frame, index) => {
@@ -145,14 +146,14 @@ export function StackFrames({ frames, toggle = true }: { frames: Frame[]; toggle
           const f = s.frame;
           if (!f.file || f.line === null)
             return (
-              <li key={s.index} className="frame-plain">
+              <li key={s.index} value={s.index + 1} className="frame-plain">
                 {f.text}
               </li>
             );
           const { file, loc } = located(f, rules);
           const vscode = vscodeUrl(file, f.line);
           return (
-            <li key={s.index}>
+            <li key={s.index} value={s.index + 1}>
               <a
                 href="#"
                 className="frame-link"
