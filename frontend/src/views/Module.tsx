@@ -79,12 +79,48 @@ export function treeColumns(a: ModulesAnswer, multiThread: boolean): TreeColumn[
   return cols;
 }
 
+type Sort = { id: string; desc: boolean } | null;
+
 /** The next order on a header click: numbers largest first, text A→Z first, the third click back to
  * the tree's own order. */
-function nextSort(cur: { id: string; desc: boolean } | null, col: TreeColumn): { id: string; desc: boolean } | null {
+function nextSort(cur: Sort, col: TreeColumn): Sort {
   const first = col.kind !== "text";
   if (!cur || cur.id !== col.id) return { id: col.id, desc: first };
   return cur.desc === first ? { id: col.id, desc: !first } : null;
+}
+
+/** The tree table's header: a click on a column sorts by it (see nextSort). */
+function TreeHead({ columns, sort, setSort }: { columns: TreeColumn[]; sort: Sort; setSort: (f: (s: Sort) => Sort) => void }): ReactNode {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => {
+          const dir = sort?.id === c.id ? (sort.desc ? "descending" : "ascending") : "none";
+          const click = () => setSort((cur) => nextSort(cur, c));
+          return (
+            <th
+              key={c.id}
+              className={`${c.id === "name" ? "mt-name" : ""}${c.kind !== "text" ? " num" : ""}${c.tooltip ? " dt-help" : ""}`}
+              data-col={c.id}
+              aria-sort={dir}
+              title={`${headerTitle(c.tooltip)}${dir !== "none" ? "; a third click restores the tree order" : ""}`}
+              tabIndex={0}
+              onClick={click}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" || e.key === " ") {
+                  e.preventDefault();
+                  click();
+                }
+              }}
+            >
+              {c.header}
+              <span className="dt-sort">{dir === "ascending" ? " ▲" : dir === "descending" ? " ▼" : ""}</span>
+            </th>
+          );
+        })}
+      </tr>
+    </thead>
+  );
 }
 
 function ModuleTable({
@@ -102,7 +138,7 @@ function ModuleTable({
 }): ReactNode {
   const [open, setOpen] = useState<Set<number>>(() => new Set(a.nodes.filter((n) => n.depth < 1).map((n) => n.id)));
   const [query, setQuery] = useState("");
-  const [sort, setSort] = useState<{ id: string; desc: boolean } | null>(null);
+  const [sort, setSort] = useState<Sort>(null);
   const multiThread = new Set(a.nodes.map((n) => n.thread)).size > 1;
   const columns = useMemo(() => treeColumns(a, multiThread), [a, multiThread]);
   const sortCol = sort ? columns.find((c) => c.id === sort.id) : undefined;
@@ -154,34 +190,7 @@ function ModuleTable({
       </div>
       <div className="mt-scroll" style={{ maxHeight: tableMaxHeight(windowPx, toolbarRef.current) }}>
         <table className="mt-table">
-          <thead>
-            <tr>
-              {columns.map((c) => {
-                const dir = sort?.id === c.id ? (sort.desc ? "descending" : "ascending") : "none";
-                const click = () => setSort((cur) => nextSort(cur, c));
-                return (
-                  <th
-                    key={c.id}
-                    className={`${c.id === "name" ? "mt-name" : ""}${c.kind !== "text" ? " num" : ""}${c.tooltip ? " dt-help" : ""}`}
-                    data-col={c.id}
-                    aria-sort={dir}
-                    title={`${headerTitle(c.tooltip)}${sort?.id === c.id && dir !== "none" ? "; a third click restores the tree order" : ""}`}
-                    tabIndex={0}
-                    onClick={click}
-                    onKeyDown={(e) => {
-                      if (e.key === "Enter" || e.key === " ") {
-                        e.preventDefault();
-                        click();
-                      }
-                    }}
-                  >
-                    {c.header}
-                    <span className="dt-sort">{dir === "ascending" ? " ▲" : dir === "descending" ? " ▼" : ""}</span>
-                  </th>
-                );
-              })}
-            </tr>
-          </thead>
+          <TreeHead columns={columns} sort={sort} setSort={setSort} />
           <tbody>
             {rows.map((r) => (
               <tr
