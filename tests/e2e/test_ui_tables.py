@@ -155,7 +155,7 @@ def test_library_frames_hide_and_vscode_link(tb_samples, page, rec):
     # a user frame links to vscode:// at its mapped absolute path; a copy button copies file:line
     vs = stack.locator('a.frame-vscode[data-file="make_samples.py"]').first
     assert vs.get_attribute("href") == "vscode://file/home/me/proj/make_samples.py:98"
-    stack.locator("button.frame-copy").first.click()
+    stack.locator("a.frame-copy").first.click()
     page.wait_for_selector('[data-testid="stack-note"]')
     assert ":" in page.inner_text('[data-testid="stack-note"]')
 

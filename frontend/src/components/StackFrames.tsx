@@ -168,9 +168,19 @@ export function StackFrames({ frames, toggle = true }: { frames: Frame[]; toggle
                 {f.file}({f.line})
               </a>
               {f.func && <span className="frame-func">: {f.func}</span>}
-              <button type="button" className="frame-act frame-copy" title={`Copy ${loc}`} onClick={() => void copyFrame(f).then(setNote)}>
+              {/* an anchor, as the frame link: views' tests and layouts take a stack's buttons for their own */}
+              <a
+                href="#"
+                role="button"
+                className="frame-act frame-copy"
+                title={`Copy ${loc}`}
+                onClick={(e) => {
+                  e.preventDefault();
+                  void copyFrame(f).then(setNote);
+                }}
+              >
                 copy
-              </button>
+              </a>
               {vscode ? (
                 <a className="frame-act frame-vscode" href={vscode} data-file={f.file} title={`Open ${loc} in VS Code (${vscode})`}>
                   VS Code
