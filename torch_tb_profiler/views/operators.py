@@ -53,6 +53,8 @@ def operators(request: Request, store: RunStore) -> dict[str, Any]:
             "limit": limit,
             "total_rows": len(table),
             "matched_rows": len(matched),
+            # false: no call recorded input dims, every row's input_shape is "" (record_shapes=True)
+            "has_input_shapes": ops.has_input_shapes(profile),
             "rows": ops.records(ordered.iloc[offset : offset + limit]),
             "top": {m: ops.records(ops.top(by_name, m, top_n)[["name", m]]) for m in TOP_MEASURES},
             "totals": {m: float(by_name[m].sum()) if len(by_name) else 0.0 for m in TOP_MEASURES},
@@ -65,7 +67,8 @@ def operators(request: Request, store: RunStore) -> dict[str, Any]:
 def operator_stack(request: Request, store: RunStore) -> dict[str, Any]:
     group_by = choice_param(request, "group_by", ops.GROUP_BY, "name")
     name = param(request, "name")
-    input_shape = param(request, "input_shape") if group_by == "name_input_shape" else None
+    # "" (or no input_shape) is a row's real label: the calls that recorded no input dims
+    input_shape = request.args.get("input_shape", "") if group_by == "name_input_shape" else None
     profile = profile_param(request, store)
     stacks = ops.operator_stacks(profile, name, input_shape)
     if not stacks:

@@ -15,7 +15,9 @@ import {
 import { useVirtualizer } from "@tanstack/react-virtual";
 import { type ReactNode, useDeferredValue, useEffect, useMemo, useRef, useState } from "react";
 import { csvHeader, downloadText, toCsv } from "../lib/csv";
+import { headerTitle } from "../lib/columnHelp";
 import { type ValueKind, formatValue } from "../lib/format";
+import { tableMaxHeight, useWindowHeight } from "./fillHeight";
 
 export interface Column<R> {
   id: string;
@@ -24,6 +26,7 @@ export interface Column<R> {
   value: (r: R) => unknown;
   /** Custom cell content (defaults to the formatted value). Must render text, never HTML. */
   render?: (r: R) => ReactNode;
+  /** What the column means, shown on hovering its header (lib/columnHelp.ts holds the definitions). */
   tooltip?: string;
   /** Grid track size, e.g. "minmax(240px, 4fr)". */
   width?: string;
@@ -39,6 +42,8 @@ export interface DataTableProps<R> {
   searchPlaceholder?: string;
   /** Content shown under an expanded row; rows for which canExpand is false have no toggle. */
   expand?: { canExpand: (r: R) => boolean; render: (r: R) => ReactNode };
+  /** A cap below the window's height, for small side tables; without it a table is as tall as its rows
+   * or, when they do not fit, as the window (less the top bar and its toolbar). */
   height?: number;
   testId?: string;
   toolbar?: ReactNode;
@@ -119,7 +124,7 @@ export function serverPage(o: {
   };
 }
 
-/** Tables of at most this many rows grow to fit every row (headers may wrap) instead of scrolling. */
+/** Tables of at most this many rows ignore the `height` cap: they fit every row (headers may wrap). */
 const FIT_ROWS = 15;
 
 export function rowCount(n: number): string {
@@ -144,6 +149,8 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
   const deferredQuery = useDeferredValue(server ? "" : localQuery);
   const [expanded, setExpanded] = useState<Set<string>>(() => new Set());
   const scrollRef = useRef<HTMLDivElement>(null);
+  const toolbarRef = useRef<HTMLDivElement>(null);
+  const windowPx = useWindowHeight();
 
   const searchCols = useMemo(() => {
     const s = columns.filter((c) => c.searchable ?? c.kind === "text");
@@ -227,7 +234,7 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
 
   return (
     <div className="dt" data-testid={props.testId}>
-      <div className="dt-toolbar">
+      <div className="dt-toolbar" ref={toolbarRef}>
         {props.search !== false && (
           <input
             type="search"
@@ -254,7 +261,7 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
       <div
         className="dt-scroll"
         ref={scrollRef}
-        style={rows.length <= FIT_ROWS ? undefined : { height: props.height ?? 420 }}
+        style={{ maxHeight: Math.min(tableMaxHeight(windowPx, toolbarRef.current), rows.length > FIT_ROWS && props.height ? props.height : Infinity) }}
         role="table"
       >
         <div className="dt-head" role="row" style={{ gridTemplateColumns: template, minWidth }}>
@@ -266,9 +273,9 @@ export function DataTable<R>(props: DataTableProps<R>): ReactNode {
               <div
                 key={h.id}
                 role="columnheader"
-                className={`dt-th ${col && col.kind !== "text" ? "num" : ""}`}
+                className={`dt-th${col && col.kind !== "text" ? " num" : ""}${col?.tooltip ? " dt-help" : ""}`}
                 aria-sort={dir === "asc" ? "ascending" : dir === "desc" ? "descending" : "none"}
-                title={col?.tooltip ?? "Click to sort"}
+                title={headerTitle(col?.tooltip)}
                 data-col={h.column.id}
                 tabIndex={0}
                 onClick={h.column.getToggleSortingHandler()}

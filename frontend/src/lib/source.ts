@@ -83,6 +83,44 @@ export async function copyText(text: string): Promise<boolean> {
   }
 }
 
+// ---- library frames and editor links ---------------------------------------------------------------
+
+/** Frames of PyTorch itself, installed packages, the standard library and built-ins: what a user
+ * usually skips to find their own code. Paths may be absolute or relative (`torch/nn/modules/…`). */
+const LIBRARY_PATH = /(^|[\\/])(torch|site-packages|dist-packages)[\\/]|(^|[\\/])python\d+(\.\d+)?[\\/]|^<frozen[ >]/;
+
+export function isLibraryFrame(f: Frame): boolean {
+  if (f.file) return LIBRARY_PATH.test(f.file);
+  return /^<(built-in|frozen)[ >]/.test(f.func || f.text);
+}
+
+/** A `vscode://file/<absolute path>:<line>` link (VS Code's URL handler), or null for a relative path
+ * (a path mapping rule can make it absolute). */
+export function vscodeUrl(file: string, line: number): string | null {
+  const unix = file.startsWith("/");
+  if (!unix && !/^[A-Za-z]:[\\/]/.test(file)) return null;
+  const path = file.replace(/\\/g, "/").replace(/^\/+/, "");
+  return `vscode://file/${encodeURI(path).replace(/#/g, "%23").replace(/\?/g, "%3F")}:${line}`;
+}
+
+const HIDE_KEY = "torch-tb-profiler.hide-library-frames";
+
+export function loadHideLibrary(): boolean {
+  try {
+    return window.localStorage.getItem(HIDE_KEY) === "1";
+  } catch {
+    return false;
+  }
+}
+
+export function saveHideLibrary(hide: boolean): void {
+  try {
+    window.localStorage.setItem(HIDE_KEY, hide ? "1" : "0");
+  } catch {
+    // storage disabled: the choice lasts for this page only
+  }
+}
+
 // ---- path prefix mapping ------------------------------------------------------------------------
 // Traces recorded in a container or on a cluster name files by paths that do not exist here. Rules
 // "FROM=TO" (separated by ";" or new lines) replace a recorded prefix by a local one; the longest

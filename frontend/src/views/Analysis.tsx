@@ -1,6 +1,7 @@
 import { type ReactNode, useEffect, useMemo } from "react";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
+import { help } from "../lib/columnHelp";
 import { fileSlug } from "../lib/csv";
 import { formatTime } from "../timeline/nav";
 import { arr, get, isObj, num, str } from "../lib/pick";
@@ -39,27 +40,27 @@ function link(label: string, find: string | null, show: Show): ReactNode {
 }
 
 const d = (id: string, header: string, key: string, tooltip?: string): Column<Row> => ({ id, header, kind: "duration", value: (r) => num(r, key), tooltip });
-const t = (id: string, header: string, value: (r: Row) => string, width = "minmax(90px, 1fr)"): Column<Row> => ({ id, header, kind: "text", value, width });
+const t = (id: string, header: string, value: (r: Row) => string, width = "minmax(90px, 1fr)", tooltip?: string): Column<Row> => ({ id, header, kind: "text", value, width, tooltip });
 
 function idleColumns(): Column<Row>[] {
   return [
     t("device", "Device", (r) => str(r, "device") || String(num(r, "device") ?? "")),
     t("stream", "Stream", (r) => String(num(r, "stream") ?? str(r, "stream"))),
     t("step", "Step", stepLabel),
-    t("category", "Category", (r) => str(r, "category")),
-    d("us", "Idle time", "us"),
-    { id: "ratio", header: "Share of the stream's idle", kind: "percent", value: (r) => (num(r, "ratio") === null ? null : 100 * (num(r, "ratio") ?? 0)) },
+    t("category", "Category", (r) => str(r, "category"), undefined, help("idle_category")),
+    d("us", "Idle time", "us", help("idle_time")),
+    { id: "ratio", header: "Share of the stream's idle", kind: "percent", value: (r) => (num(r, "ratio") === null ? null : 100 * (num(r, "ratio") ?? 0)), tooltip: help("idle_share") },
   ];
 }
 
 function intervalColumns(show: Show, origin: number): Column<Row>[] {
   const since = (r: Row) => (num(r, "start_us") === null ? null : (num(r, "start_us") ?? 0) - origin);
   return [
-    { id: "start", header: "Start", kind: "duration", value: since, render: (r) => link(since(r) === null ? "?" : formatTime(since(r) ?? 0), num(r, "end_us") === null ? null : `at:kernel:${num(r, "end_us")}`, show), tooltip: "From the profile's start (the timeline's origin); ▸ timeline selects the activity that ended the gap", width: "minmax(140px, 1fr)" },
+    { id: "start", header: "Start", kind: "duration", value: since, render: (r) => link(since(r) === null ? "?" : formatTime(since(r) ?? 0), num(r, "end_us") === null ? null : `at:kernel:${num(r, "end_us")}`, show), tooltip: help("idle_start"), width: "minmax(140px, 1fr)" },
     d("us", "Idle", "us"),
     t("stream", "Stream", (r) => String(num(r, "stream") ?? str(r, "stream"))),
-    t("category", "Category", (r) => str(r, "category")),
-    t("host", "Host was in", (r) => str(r, "host_op") || str(r, "launch") || "", "minmax(200px, 3fr)"),
+    t("category", "Category", (r) => str(r, "category"), undefined, help("idle_category")),
+    t("host", "Host was in", (r) => str(r, "host_op") || str(r, "launch") || "", "minmax(200px, 3fr)", help("idle_host_op")),
   ];
 }
 
@@ -67,9 +68,9 @@ function temporalColumns(): Column<Row>[] {
   return [
     t("device", "Device", (r) => String(num(r, "device") ?? str(r, "device"))),
     t("step", "Step", stepLabel),
-    d("idle", "Idle", "idle_us"),
-    d("compute", "Compute", "compute_us", "Kernels that are not communication"),
-    d("noncompute", "Non-compute", "non_compute_us", "Copies, sets and communication kernels"),
+    d("idle", "Idle", "idle_us", help("temporal_idle")),
+    d("compute", "Compute", "compute_us", help("temporal_compute")),
+    d("noncompute", "Non-compute", "non_compute_us", help("temporal_noncompute")),
   ];
 }
 
@@ -77,21 +78,21 @@ function launchColumns(): Column<Row>[] {
   return [
     t("name", "Kernel", (r) => str(r, "name"), "minmax(240px, 4fr)"),
     { id: "count", header: "Launches", kind: "count", value: (r) => num(r, "count") },
-    d("cpu50", "CPU p50", "cpu_us_p50", "Duration of the launch call"),
-    d("cpu95", "CPU p95", "cpu_us_p95"),
-    d("gpu50", "GPU p50", "gpu_us_p50", "Duration of the activity on the device"),
-    d("gpu95", "GPU p95", "gpu_us_p95"),
-    d("delay50", "Delay p50", "delay_us_p50", "Activity start − end of its launch call (0 when negative)"),
-    d("delay95", "Delay p95", "delay_us_p95"),
-    { id: "short", header: "Short kernels", kind: "percent", value: (r) => (num(r, "short_share") === null ? null : 100 * (num(r, "short_share") ?? 0)), tooltip: "Share of launches whose device time is below the launch call's CPU time (launch-bound)" },
+    d("cpu50", "CPU p50", "cpu_us_p50", help("launch_cpu")),
+    d("cpu95", "CPU p95", "cpu_us_p95", help("launch_cpu")),
+    d("gpu50", "GPU p50", "gpu_us_p50", help("launch_gpu")),
+    d("gpu95", "GPU p95", "gpu_us_p95", help("launch_gpu")),
+    d("delay50", "Delay p50", "delay_us_p50", help("launch_delay")),
+    d("delay95", "Delay p95", "delay_us_p95", help("launch_delay")),
+    { id: "short", header: "Short kernels", kind: "percent", value: (r) => (num(r, "short_share") === null ? null : 100 * (num(r, "short_share") ?? 0)), tooltip: help("launch_short") },
   ];
 }
 
 function queueColumns(): Column<Row>[] {
   return [
     t("name", "Device:stream", (r) => str(r, "name")),
-    { id: "max", header: "Max queue length", kind: "count", value: (r) => num(r, "max") },
-    { id: "mean", header: "Mean (time-weighted)", kind: "number", value: (r) => num(r, "mean") },
+    { id: "max", header: "Max queue length", kind: "count", value: (r) => num(r, "max"), tooltip: help("queue_max") },
+    { id: "mean", header: "Mean (time-weighted)", kind: "number", value: (r) => num(r, "mean"), tooltip: help("queue_mean") },
   ];
 }
 
@@ -99,30 +100,30 @@ function outlierColumns(show: Show): Column<Row>[] {
   return [
     { id: "kernel", header: "Kernel", kind: "text", value: (r) => str(r, "kernel"), render: (r) => link(str(r, "kernel"), num(r, "ts") === null ? null : `at:kernel:${num(r, "ts")}`, show), width: "minmax(240px, 4fr)" },
     t("call", "Launch call", (r) => str(r, "call")),
-    d("delay", "Launch delay", "delay_us", "Activity start − end of its launch call"),
+    d("delay", "Launch delay", "delay_us", help("launch_delay")),
   ];
 }
 
 function launchBoundColumns(): Column<Row>[] {
   return [
     t("step", "Step", stepLabel, "minmax(60px, 0.6fr)"),
-    d("bound", "Launch-bound time", "launch_bound_us", "Σ (CPU time − device time) over the step's short launches"),
-    { id: "short", header: "Short launches", kind: "count", value: (r) => num(r, "short_launches") },
+    d("bound", "Launch-bound time", "launch_bound_us", help("launch_bound")),
+    { id: "short", header: "Short launches", kind: "count", value: (r) => num(r, "short_launches"), tooltip: help("launch_short_count") },
   ];
 }
 
 function sequenceColumns(show: Show): Column<Row>[] {
   return [
     { id: "names", header: "Kernels", kind: "text", value: (r) => arr(r, "names").map(String).join(" → "), render: (r) => link(arr(r, "names").map(String).join(" → "), num(r, "first_ts") === null ? null : `at:kernel:${num(r, "first_ts")}`, show), width: "minmax(320px, 5fr)" },
-    { id: "count", header: "Times", kind: "count", value: (r) => num(r, "count") },
-    d("total", "Total", "total_us"),
-    d("mean", "Mean", "mean_us"),
+    { id: "count", header: "Times", kind: "count", value: (r) => num(r, "count"), tooltip: help("seq_times") },
+    d("total", "Total", "total_us", help("seq_total")),
+    d("mean", "Mean", "mean_us", help("seq_mean")),
     t("ops", "Ops", (r) => arr(r, "ops").map(String).join(", "), "minmax(160px, 2fr)"),
   ];
 }
 
 function pathColumns(): Column<Row>[] {
-  const kind = (k: string): Column<Row> => ({ id: k, header: k.charAt(0).toUpperCase() + k.slice(1), kind: "duration", value: (r) => num(get(r, "by_kind"), k) });
+  const kind = (k: "host" | "launch" | "device" | "sync"): Column<Row> => ({ id: k, header: k.charAt(0).toUpperCase() + k.slice(1), kind: "duration", value: (r) => num(get(r, "by_kind"), k), tooltip: help(`path_${k}`) });
   return [
     t("step", "Step", stepLabel, "minmax(60px, 0.6fr)"),
     d("dur", "Step duration", "duration_us"),
@@ -130,7 +131,7 @@ function pathColumns(): Column<Row>[] {
     kind("launch"),
     kind("device"),
     kind("sync"),
-    t("bound", "What bounds the step", (r) => str(r, "bound_by"), "minmax(320px, 5fr)"),
+    t("bound", "What bounds the step", (r) => str(r, "bound_by"), "minmax(320px, 5fr)", help("path_bound")),
   ];
 }
 
@@ -142,7 +143,7 @@ function Table({ title, id, data, columns, csv, sort, empty }: { title: string; 
       {data.length === 0 ? (
         <Empty title={empty} />
       ) : (
-        <DataTable rows={data} columns={columns} csvName={csv} initialSort={{ id: sort, desc: true }} height={Math.min(420, 48 + 28 * data.length)} testId={`${id}-table`} />
+        <DataTable rows={data} columns={columns} csvName={csv} initialSort={{ id: sort, desc: true }} testId={`${id}-table`} />
       )}
     </Section>
   );
@@ -180,7 +181,7 @@ export function AnalysisView(p: ViewProps): ReactNode {
         {rows(get(data, "sequences")).length === 0 ? (
           <Empty title="No repeated sequence" />
         ) : (
-          <DataTable rows={rows(get(data, "sequences"))} columns={sequenceColumns(show)} csvName={slug("sequences")} initialSort={{ id: "total", desc: true }} height={360} testId="sequences-table" />
+          <DataTable rows={rows(get(data, "sequences"))} columns={sequenceColumns(show)} csvName={slug("sequences")} initialSort={{ id: "total", desc: true }} testId="sequences-table" />
         )}
       </Section>
       <Table title="Critical path per step" id="critical-path" data={rows(get(a, "critical_path"))} columns={pathColumns()} csv={slug("critical-path")} sort="dur" empty="No step" />

@@ -2,6 +2,7 @@ import { type ReactNode, useMemo, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
 import { type Column, DataTable, serverPage, useServerQuery } from "../components/DataTable";
 import { Pie } from "../components/Pie";
+import { help } from "../lib/columnHelp";
 import { fileSlug } from "../lib/csv";
 import { arr, get, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
@@ -117,7 +118,7 @@ export function launchOf(r: KernelRow): Record<string, string> {
   return { op_name: r.operator ?? "", grid: r.grid ?? "", block: r.block ?? "", regs: String(r.regs ?? -1), shmem: String(r.shmem ?? -1) };
 }
 
-function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (row: KernelRow) => void): Column<KernelRow>[] {
+export function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (row: KernelRow) => void): Column<KernelRow>[] {
   const cols: Column<KernelRow>[] = [
     {
       id: "name",
@@ -137,31 +138,31 @@ function columnsFor(rows: KernelRow[], detailed: boolean, units: string, show: (
   if (detailed) {
     cols.push(
       { id: "operator", header: "Operator", kind: "text", value: (r) => r.operator ?? "", width: "minmax(120px, 2fr)" },
-      { id: "grid", header: "Grid", kind: "text", value: (r) => r.grid ?? "", width: "minmax(80px, 1fr)", searchable: false },
-      { id: "block", header: "Block", kind: "text", value: (r) => r.block ?? "", width: "minmax(80px, 1fr)", searchable: false },
-      { id: "regs", header: "Regs/thread", kind: "count", value: (r) => r.regs, tooltip: "Registers per thread" },
-      { id: "shmem", header: "Shared mem", kind: "bytes", value: (r) => r.shmem, tooltip: "Shared memory per block" },
+      { id: "grid", header: "Grid", kind: "text", value: (r) => r.grid ?? "", width: "minmax(80px, 1fr)", searchable: false, tooltip: help("kernel_grid") },
+      { id: "block", header: "Block", kind: "text", value: (r) => r.block ?? "", width: "minmax(80px, 1fr)", searchable: false, tooltip: help("kernel_block") },
+      { id: "regs", header: "Regs/thread", kind: "count", value: (r) => r.regs, tooltip: help("kernel_regs") },
+      { id: "shmem", header: "Shared mem", kind: "bytes", value: (r) => r.shmem, tooltip: help("kernel_shmem") },
     );
   }
   const short = units === "Matrix Cores" ? "MC" : "TC";
   if (units) {
-    cols.push({ id: "tc_used", header: `${short} used`, kind: "text", value: (r) => (r.tcUsed ? "yes" : r.tcUnknown ? "?" : "no"), width: "minmax(64px, 0.6fr)", searchable: false, tooltip: `Whether the kernel's name says it runs on ${units} ("?": the name does not say)` });
+    cols.push({ id: "tc_used", header: `${short} used`, kind: "text", value: (r) => (r.tcUsed ? "yes" : r.tcUnknown ? "?" : "no"), width: "minmax(64px, 0.6fr)", searchable: false, tooltip: help("tc_used", units) });
     if (detailed && rows.some((r) => r.opTcEligible !== null))
-      cols.push({ id: "op_tc", header: `Op ${short} eligible`, kind: "text", value: (r) => (r.opTcEligible ? "yes" : "no"), width: "minmax(72px, 0.7fr)", searchable: false, tooltip: `Whether the launching operator could run on ${units}` });
+      cols.push({ id: "op_tc", header: `Op ${short} eligible`, kind: "text", value: (r) => (r.opTcEligible ? "yes" : "no"), width: "minmax(72px, 0.7fr)", searchable: false, tooltip: help("op_tc_eligible", units) });
   }
   cols.push(
     { id: "calls", header: "Calls", kind: "count", value: (r) => r.calls },
-    { id: "total", header: "Total", kind: "duration", value: (r) => r.total },
-    { id: "mean", header: "Mean", kind: "duration", value: (r) => r.mean },
+    { id: "total", header: "Total", kind: "duration", value: (r) => r.total, tooltip: help("kernel_total") },
+    { id: "mean", header: "Mean", kind: "duration", value: (r) => r.mean, tooltip: help("kernel_mean") },
     { id: "max", header: "Max", kind: "duration", value: (r) => r.max },
     { id: "min", header: "Min", kind: "duration", value: (r) => r.min },
   );
   if (rows.some((r) => r.replayedCalls > 0))
-    cols.push({ id: "replayed", header: "Replayed", kind: "duration", value: (r) => r.replayed, tooltip: "Time of the calls that ran in graph replays" });
+    cols.push({ id: "replayed", header: "Replayed", kind: "duration", value: (r) => r.replayed, tooltip: help("kernel_replayed") });
   if (rows.some((r) => r.blocksPerSm !== null))
-    cols.push({ id: "blocks_per_sm", header: "Mean blocks/SM", kind: "number", value: (r) => r.blocksPerSm });
+    cols.push({ id: "blocks_per_sm", header: "Mean blocks/SM", kind: "number", value: (r) => r.blocksPerSm, tooltip: help("blocks_per_sm") });
   if (rows.some((r) => r.occupancy !== null))
-    cols.push({ id: "occupancy", header: "Mean est. occupancy", kind: "percent", value: (r) => r.occupancy });
+    cols.push({ id: "occupancy", header: "Mean est. occupancy", kind: "percent", value: (r) => r.occupancy, tooltip: help("occupancy") });
   return cols;
 }
 
@@ -271,7 +272,6 @@ export function KernelView(p: ViewProps): ReactNode {
           csvName={fileSlug("kernels", p.run, p.worker, p.span, detailed ? "detailed" : "name")}
           initialSort={{ id: "total", desc: true }}
           searchPlaceholder={detailed ? "Search kernel and operator names" : "Search kernel names"}
-          height={520}
           testId="kernel-table"
           server={server}
         />

@@ -3,6 +3,7 @@ import { ApiError } from "../api/client";
 import { Chart, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select, Stat, TimelineLink } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
+import { help } from "../lib/columnHelp";
 import { fileSlug } from "../lib/csv";
 import { formatBytes, formatDuration } from "../lib/format";
 import { arr, bool, isObj, num, str } from "../lib/pick";
@@ -36,12 +37,12 @@ function statColumns(): Column<StatRow>[] {
   return [
     { id: "name", header: "Operator", kind: "text", value: (r) => r.name },
     { id: "calls", header: "Calls", kind: "count", value: (r) => r.calls },
-    { id: "size_increase", header: "Size increase", kind: "bytes", value: (r) => r.sizeIncrease, tooltip: "Σ bytes allocated minus freed by the operator and its children" },
-    { id: "self_size_increase", header: "Self size increase", kind: "bytes", value: (r) => r.selfSizeIncrease },
-    { id: "alloc_count", header: "Allocations", kind: "count", value: (r) => r.allocCount },
-    { id: "self_alloc_count", header: "Self allocations", kind: "count", value: (r) => r.selfAllocCount },
-    { id: "alloc_size", header: "Allocation size", kind: "bytes", value: (r) => r.allocSize },
-    { id: "self_alloc_size", header: "Self allocation size", kind: "bytes", value: (r) => r.selfAllocSize },
+    { id: "size_increase", header: "Size increase", kind: "bytes", value: (r) => r.sizeIncrease, tooltip: help("mem_size_increase") },
+    { id: "self_size_increase", header: "Self size increase", kind: "bytes", value: (r) => r.selfSizeIncrease, tooltip: help("mem_self_size_increase") },
+    { id: "alloc_count", header: "Allocations", kind: "count", value: (r) => r.allocCount, tooltip: help("mem_alloc_count") },
+    { id: "self_alloc_count", header: "Self allocations", kind: "count", value: (r) => r.selfAllocCount, tooltip: help("mem_self_alloc_count") },
+    { id: "alloc_size", header: "Allocation size", kind: "bytes", value: (r) => r.allocSize, tooltip: help("mem_alloc_size") },
+    { id: "self_alloc_size", header: "Self allocation size", kind: "bytes", value: (r) => r.selfAllocSize, tooltip: help("mem_self_alloc_size") },
   ];
 }
 
@@ -57,9 +58,9 @@ function eventColumns(t0: number, show: (allocTs: number) => void): Column<Event
       render: (r) => (r.allocTs === null ? r.operator : <TimelineLink name={r.operator} onShow={() => show(r.allocTs!)} title="Show the op that made this allocation in the timeline (Trace view)" />),
     },
     { id: "bytes", header: "Size", kind: "bytes", value: (r) => r.bytes },
-    { id: "alloc", header: "Allocated at", kind: "duration", value: (r) => (r.allocTs === null ? null : r.allocTs - t0), tooltip: "Time since the profile's start (as on the Trace view's ruler)" },
-    { id: "free", header: "Freed at", kind: "duration", value: (r) => (r.freeTs === null ? null : r.freeTs - t0), tooltip: "Empty: never freed within the trace" },
-    { id: "duration", header: "Lifetime", kind: "duration", value: (r) => r.duration },
+    { id: "alloc", header: "Allocated at", kind: "duration", value: (r) => (r.allocTs === null ? null : r.allocTs - t0), tooltip: help("mem_alloc_at") },
+    { id: "free", header: "Freed at", kind: "duration", value: (r) => (r.freeTs === null ? null : r.freeTs - t0), tooltip: help("mem_free_at") },
+    { id: "duration", header: "Lifetime", kind: "duration", value: (r) => r.duration, tooltip: help("mem_lifetime") },
   ];
 }
 

@@ -1,11 +1,13 @@
 // Module view: time per nn.Module (or per Lightning hook) as a tree table and an icicle flame graph,
 // for one step or all; the operators inside the selected module; its longest event in the timeline.
 
-import { type ReactNode, useEffect, useMemo, useState } from "react";
+import { type ReactNode, useEffect, useMemo, useRef, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select } from "../components/common";
 import { DataTable } from "../components/DataTable";
-import { fileSlug } from "../lib/csv";
-import { formatCount, formatDuration, formatPercent } from "../lib/format";
+import { tableMaxHeight, useWindowHeight } from "../components/fillHeight";
+import { headerTitle, help } from "../lib/columnHelp";
+import { csvHeader, downloadText, fileSlug, toCsv } from "../lib/csv";
+import { type ValueKind, formatCount, formatDuration, formatPercent, formatValue } from "../lib/format";
 import { useApi } from "../lib/useApi";
 import {
   HOOK_PARTS,
@@ -22,6 +24,7 @@ import {
   metricValue,
   pathTo,
   readModules,
+  sortTree,
   visibleRows,
 } from "./moduleTree";
 import { operatorColumns, readRows } from "./Operator";
@@ -46,22 +49,103 @@ function threadLabel(a: ModulesAnswer, thread: string): string {
   return thread === a.main_thread ? `${name} (main)` : name;
 }
 
+/** A column of the tree table: its header, how its cells read a node, what it means (hover). */
+interface TreeColumn {
+  id: string;
+  header: string;
+  kind: ValueKind;
+  value: (n: ModuleNode) => number | string;
+  tooltip?: string;
+}
+
+export function treeColumns(a: ModulesAnswer, multiThread: boolean): TreeColumn[] {
+  const hooks = a.tree === "hooks";
+  const cols: TreeColumn[] = [
+    { id: "name", header: hooks ? "Hook" : "Module", kind: "text", value: (n) => n.name },
+    { id: "cls", header: hooks ? "Kind" : "Class", kind: "text", value: (n) => n.cls },
+  ];
+  if (multiThread) cols.push({ id: "thread", header: "Thread", kind: "text", value: (n) => threadLabel(a, n.thread) });
+  cols.push(
+    { id: "occurrences", header: "Occurrences", kind: "count", value: (n) => n.occurrences, tooltip: help("module_occurrences") },
+    { id: "host_total", header: "Host total", kind: "duration", value: (n) => n.host_total_us, tooltip: help("module_host_total") },
+    { id: "host_self", header: "Host self", kind: "duration", value: (n) => n.host_self_us, tooltip: help("module_host_self") },
+  );
+  if (a.has_device)
+    cols.push(
+      { id: "device_total", header: "Device total", kind: "duration", value: (n) => n.device_total_us, tooltip: help("module_device_total") },
+      { id: "device_self", header: "Device self", kind: "duration", value: (n) => n.device_self_us, tooltip: help("module_device_self") },
+    );
+  cols.push({ id: "step_share", header: "Share of step", kind: "percent", value: (n) => n.step_share_pct, tooltip: help("step_share") });
+  return cols;
+}
+
+type Sort = { id: string; desc: boolean } | null;
+
+/** The next order on a header click: numbers largest first, text A→Z first, the third click back to
+ * the tree's own order. */
+function nextSort(cur: Sort, col: TreeColumn): Sort {
+  const first = col.kind !== "text";
+  if (!cur || cur.id !== col.id) return { id: col.id, desc: first };
+  return cur.desc === first ? { id: col.id, desc: !first } : null;
+}
+
+/** The tree table's header: a click on a column sorts by it (see nextSort). */
+function TreeHead({ columns, sort, setSort }: { columns: TreeColumn[]; sort: Sort; setSort: (f: (s: Sort) => Sort) => void }): ReactNode {
+  return (
+    <thead>
+      <tr>
+        {columns.map((c) => {
+          const dir = sort?.id === c.id ? (sort.desc ? "descending" : "ascending") : "none";
+          const click = () => setSort((cur) => nextSort(cur, c));
+          return (
+            <th
+              key={c.id}
+              className={`${c.id === "name" ? "mt-name" : ""}${c.kind !== "text" ? " num" : ""}${c.tooltip ? " dt-help" : ""}`}
+              data-col={c.id}
+              aria-sort={dir}
+              title={`${headerTitle(c.tooltip)}${dir !== "none" ? "; a third click restores the tree order" : ""}`}
+              tabIndex={0}
+              onClick={click}
+              onKeyDown={(e) => {
+                if (e.key === "Enter" || e.key === " ") {
+                  e.preventDefault();
+                  click();
+                }
+              }}
+            >
+              {c.header}
+              <span className="dt-sort">{dir === "ascending" ? " ▲" : dir === "descending" ? " ▼" : ""}</span>
+            </th>
+          );
+        })}
+      </tr>
+    </thead>
+  );
+}
+
 function ModuleTable({
   a,
   roots,
   selected,
   onSelect,
+  csvName,
 }: {
   a: ModulesAnswer;
   roots: TreeNode[];
   selected: number | null;
   onSelect: (id: number) => void;
+  csvName: string;
 }): ReactNode {
   const [open, setOpen] = useState<Set<number>>(() => new Set(a.nodes.filter((n) => n.depth < 1).map((n) => n.id)));
   const [query, setQuery] = useState("");
-  const rows = useMemo(() => visibleRows(roots, open, query), [roots, open, query]);
-  const threads = new Set(a.nodes.map((n) => n.thread));
-  const withDevice = a.has_device;
+  const [sort, setSort] = useState<Sort>(null);
+  const multiThread = new Set(a.nodes.map((n) => n.thread)).size > 1;
+  const columns = useMemo(() => treeColumns(a, multiThread), [a, multiThread]);
+  const sortCol = sort ? columns.find((c) => c.id === sort.id) : undefined;
+  const sorted = useMemo(() => sortTree(roots, sortCol && sort ? { key: sortCol.value, desc: sort.desc } : null), [roots, sortCol, sort]);
+  const rows = useMemo(() => visibleRows(sorted, open, query), [sorted, open, query]);
+  const toolbarRef = useRef<HTMLDivElement>(null);
+  const windowPx = useWindowHeight();
   const toggle = (id: number) =>
     setOpen((s) => {
       const next = new Set(s);
@@ -70,9 +154,18 @@ function ModuleTable({
       return next;
     });
   const what = a.tree === "hooks" ? "hook" : "module";
+  const path = (id: number) =>
+    pathTo(a.nodes, id)
+      .map((n) => n.name)
+      .join(" › ");
+  const exportCsv = () => {
+    const [name, ...rest] = columns;
+    const header = [name?.header ?? "", "Path", ...rest.map((c) => csvHeader(c.header, c.kind))];
+    downloadText(`${csvName}.csv`, toCsv(header, rows.map((r) => [r.node.name, path(r.node.id), ...rest.map((c) => c.value(r.node))])));
+  };
   return (
     <div className="mt" data-testid="module-table">
-      <div className="dt-toolbar">
+      <div className="dt-toolbar" ref={toolbarRef}>
         <input
           type="search"
           className="dt-search"
@@ -91,22 +184,13 @@ function ModuleTable({
         <span className="dt-count">
           {rows.length} of {a.nodes.length} {what}s shown
         </span>
+        <button type="button" className="btn" onClick={exportCsv} title="Download the rows shown, in the order shown, as CSV">
+          Export CSV
+        </button>
       </div>
-      <div className="mt-scroll">
+      <div className="mt-scroll" style={{ maxHeight: tableMaxHeight(windowPx, toolbarRef.current) }}>
         <table className="mt-table">
-          <thead>
-            <tr>
-              <th className="mt-name">{a.tree === "hooks" ? "Hook" : "Module"}</th>
-              <th>{a.tree === "hooks" ? "Kind" : "Class"}</th>
-              {threads.size > 1 && <th>Thread</th>}
-              <th className="num" title="Instances in the selected step(s)">Occurrences</th>
-              <th className="num" title="Σ of the instances' durations (the union of their ranges); backward nodes: the union of their backward functions' ranges">Host total</th>
-              <th className="num" title="Host total minus the direct children's host totals">Host self</th>
-              {withDevice && <th className="num" title="Device activities launched from inside the instances; backward nodes: the device time of their backward functions">Device total</th>}
-              {withDevice && <th className="num" title="Device total minus the direct children's device totals">Device self</th>}
-              <th className="num" title="Host total / the selected steps' duration">Share of step</th>
-            </tr>
-          </thead>
+          <TreeHead columns={columns} sort={sort} setSort={setSort} />
           <tbody>
             {rows.map((r) => (
               <tr
@@ -119,7 +203,7 @@ function ModuleTable({
                 data-kind={r.node.kind}
                 title={r.node.kind === "backward" ? BACKWARD_TITLE : undefined}
               >
-                <td className="mt-name" style={{ paddingLeft: 6 + r.depth * 16 }}>
+                <td className="mt-name" data-col="name" style={{ paddingLeft: 6 + r.depth * 16 }}>
                   {r.hasChildren ? (
                     <button
                       type="button"
@@ -137,21 +221,22 @@ function ModuleTable({
                   ) : (
                     <span className="mt-leaf" />
                   )}
-                  <span
-                    title={pathTo(a.nodes, r.node.id).map((n) => n.name).join(" › ")}
-                    style={r.node.kind === "backward" ? { fontStyle: "italic" } : undefined}
-                  >
+                  <span title={path(r.node.id)} style={r.node.kind === "backward" ? { fontStyle: "italic" } : undefined}>
                     {r.node.name}
                   </span>
                 </td>
-                <td>{r.node.cls}</td>
-                {threads.size > 1 && <td>{threadLabel(a, r.node.thread)}</td>}
-                <td className="num" data-value={r.node.occurrences}>{formatCount(r.node.occurrences)}</td>
-                <td className="num" data-value={r.node.host_total_us}>{formatDuration(r.node.host_total_us)}</td>
-                <td className="num" data-value={r.node.host_self_us}>{formatDuration(r.node.host_self_us)}</td>
-                {withDevice && <td className="num" data-value={r.node.device_total_us}>{formatDuration(r.node.device_total_us)}</td>}
-                {withDevice && <td className="num" data-value={r.node.device_self_us}>{formatDuration(r.node.device_self_us)}</td>}
-                <td className="num" data-value={r.node.step_share_pct}>{formatPercent(r.node.step_share_pct)}</td>
+                {columns.slice(1).map((c) => {
+                  const v = c.value(r.node);
+                  return c.kind === "text" ? (
+                    <td key={c.id} data-col={c.id}>
+                      {v}
+                    </td>
+                  ) : (
+                    <td key={c.id} className="num" data-col={c.id} data-value={v}>
+                      {formatValue(c.kind, v)}
+                    </td>
+                  );
+                })}
               </tr>
             ))}
           </tbody>
@@ -334,7 +419,6 @@ function Inside({ p, a, node }: { p: ViewProps; a: ModulesAnswer; node: ModuleNo
       csvName={fileSlug("module-operators", p.run, p.worker, p.span, node.name)}
       initialSort={{ id: a.has_device ? "device_total" : "host_total", desc: true }}
       searchPlaceholder="Search operator names"
-      height={360}
       testId="module-ops"
     />
   );
@@ -400,7 +484,14 @@ export function ModuleView(p: ViewProps): ReactNode {
         }
       >
         <div className="muted mt-note">{sourceNote}</div>
-        <ModuleTable key={`${a.tree}`} a={a} roots={roots} selected={selected} onSelect={select} />
+        <ModuleTable
+          key={`${a.tree}`}
+          a={a}
+          roots={roots}
+          selected={selected}
+          onSelect={select}
+          csvName={fileSlug("modules", p.run, p.worker, p.span, a.tree, a.step === "all" ? "all-steps" : `step${a.step}`)}
+        />
       </Section>
       {a.tree === "hooks" && a.hook_steps.length > 0 && (
         <Section title="Lightning hooks per step" id="module-hook-steps">

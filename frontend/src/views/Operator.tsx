@@ -2,7 +2,8 @@ import { type ReactNode, useMemo, useRef, useState } from "react";
 import { Empty, ErrorBox, Loading, Section, Select, TimelineLink } from "../components/common";
 import { type Column, DataTable, serverPage, useServerQuery } from "../components/DataTable";
 import { Pie } from "../components/Pie";
-import { PathRules, StackFrames } from "../components/StackFrames";
+import { LibraryToggle, PathRules, StackFrames } from "../components/StackFrames";
+import { help } from "../lib/columnHelp";
 import { fileSlug } from "../lib/csv";
 import { formatCount, formatDuration } from "../lib/format";
 import { arr, bool, get, isObj, num, str } from "../lib/pick";
@@ -100,8 +101,11 @@ export function readStacks(data: unknown): StackGroup[] {
   }));
 }
 
-function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: string }): ReactNode {
-  const params: Record<string, string> = { ...profileParams(p), group_by: groupBy, name: row.name };
+function StackDetails({ p, row }: { p: ViewProps; row: OpRow }): ReactNode {
+  // The grouping is the row's own (a row grouped by shape has one), not the selector's: switching the
+  // grouping re-renders an open row of the old table before the new rows arrive. A shape of "" (calls
+  // without recorded shapes) is dropped from the URL, which the route reads as "".
+  const params: Record<string, string> = { ...profileParams(p), group_by: row.inputShape !== null ? "name_input_shape" : "name", name: row.name };
   if (row.inputShape !== null) params.input_shape = row.inputShape;
   const { data, error, loading } = useApi<unknown>(p.api, "operators/stack", params);
   if (error) return <ErrorBox error={error} what="the call stacks" />;
@@ -110,6 +114,7 @@ function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: 
   if (groups.length === 0) return <div className="muted">No call stack recorded (profile with with_stack=True).</div>;
   return (
     <div data-testid="stack-groups">
+      {groups.some((g) => g.frames.length > 0) && <LibraryToggle />}
       {groups.map((g, i) => (
         <div className="stack-group" key={i}>
           <div className="stack-group-head">
@@ -117,7 +122,7 @@ function StackDetails({ p, row, groupBy }: { p: ViewProps; row: OpRow; groupBy: 
             {g.hostTotal !== null && ` · host total ${formatDuration(g.hostTotal)}`}
             {g.deviceTotal !== null && g.deviceTotal > 0 && ` · device total ${formatDuration(g.deviceTotal)}`}
           </div>
-          {g.frames.length ? <StackFrames frames={g.frames} /> : <div className="muted">Calls without a recorded stack.</div>}
+          {g.frames.length ? <StackFrames frames={g.frames} toggle={false} /> : <div className="muted">Calls without a recorded stack.</div>}
         </div>
       ))}
       <PathRules />
@@ -133,12 +138,12 @@ export function operatorColumns(withDevice: boolean, withShape: boolean, show?: 
     { id: "name", header: "Operator", kind: "text", value: (r) => r.name, ...(show ? { render: (r: OpRow) => <TimelineLink name={r.name} onShow={() => show(r)} title={tip} /> } : {}) },
   ];
   if (withShape)
-    cols.push({ id: "input_shape", header: "Input shape", kind: "text", value: (r) => r.inputShape ?? "", width: "minmax(160px, 2fr)" });
+    cols.push({ id: "input_shape", header: "Input shape", kind: "text", value: (r) => r.inputShape ?? "", width: "minmax(160px, 2fr)", tooltip: help("op_input_shape") });
   cols.push({ id: "calls", header: "Calls", kind: "count", value: (r) => r.calls });
   if (withDevice) {
     cols.push(
-      { id: "device_self", header: "Device self", kind: "duration", value: (r) => r.deviceSelf, tooltip: "Time of the kernels, memcpys and memsets this operator launched itself" },
-      { id: "device_total", header: "Device total", kind: "duration", value: (r) => r.deviceTotal, tooltip: "Device self time of this operator and every operator it called" },
+      { id: "device_self", header: "Device self", kind: "duration", value: (r) => r.deviceSelf, tooltip: help("op_device_self") },
+      { id: "device_total", header: "Device total", kind: "duration", value: (r) => r.deviceTotal, tooltip: help("op_device_total") },
     );
     if (replayed)
       cols.push({
@@ -146,19 +151,19 @@ export function operatorColumns(withDevice: boolean, withShape: boolean, show?: 
         header: "Replayed",
         kind: "duration",
         value: (r) => r.replayedDevice,
-        tooltip: "Device self time that ran in graph replays: on the operator that captured it when a capture trace was merged, else on the 'graph replay' row",
+        tooltip: help("op_replayed"),
       });
   }
   cols.push(
-    { id: "host_self", header: "Host self", kind: "duration", value: (r) => r.hostSelf, tooltip: "Duration minus children and its own runtime calls" },
-    { id: "host_total", header: "Host total", kind: "duration", value: (r) => r.hostTotal, tooltip: "Wall time on the host, children included" },
+    { id: "host_self", header: "Host self", kind: "duration", value: (r) => r.hostSelf, tooltip: help("op_host_self") },
+    { id: "host_total", header: "Host total", kind: "duration", value: (r) => r.hostTotal, tooltip: help("op_host_total") },
   );
   if (withDevice && units) {
     const short = units === "Matrix Cores" ? "MC" : "TC"; // ROCm says Matrix Cores, CUDA Tensor Cores
     cols.push(
-      { id: "tc_eligible", header: `${short} eligible`, kind: "text", value: (r) => (r.tcEligible ? "yes" : "no"), width: "minmax(80px, 0.6fr)", searchable: false },
-      { id: "tc_self", header: `${short} self`, kind: "percent", value: (r) => r.tcSelfPct, tooltip: `Share of device self time in kernels using ${units}` },
-      { id: "tc_total", header: `${short} total`, kind: "percent", value: (r) => r.tcTotalPct, tooltip: `Share of device total time in kernels using ${units}` },
+      { id: "tc_eligible", header: `${short} eligible`, kind: "text", value: (r) => (r.tcEligible ? "yes" : "no"), width: "minmax(80px, 0.6fr)", searchable: false, tooltip: help("tc_eligible", units) },
+      { id: "tc_self", header: `${short} self`, kind: "percent", value: (r) => r.tcSelfPct, tooltip: help("tc_self", units) },
+      { id: "tc_total", header: `${short} total`, kind: "percent", value: (r) => r.tcTotalPct, tooltip: help("tc_total", units) },
     );
   }
   return cols;
@@ -290,6 +295,12 @@ export function OperatorView(p: ViewProps): ReactNode {
           <Select label="Group by" value={groupBy} options={GROUPS} onChange={(v) => p.setState({ group: v }, true)} testId="select-group" />
         }
       >
+        {groupBy === "name_input_shape" && get(data, "has_input_shapes") === false && (
+          <div className="notice" role="note" data-testid="no-shapes">
+            This trace recorded no input shapes, so every row&apos;s shape is empty and the grouping is the same as by operator. Record with{" "}
+            <code>torch.profiler.profile(record_shapes=True)</code> to group by input shape.
+          </div>
+        )}
         {paged && (
           <div className="muted" data-testid="op-paged">
             {page.total.toLocaleString("en-US")} rows: the table shows {PAGE.toLocaleString("en-US")} at a time; sorting and search run on all of them.
@@ -301,8 +312,7 @@ export function OperatorView(p: ViewProps): ReactNode {
           csvName={fileSlug("operators", p.run, p.worker, p.span, groupBy)}
           initialSort={{ id: withDevice ? "device_self" : "host_self", desc: true }}
           searchPlaceholder="Search operator names"
-          expand={{ canExpand: (r) => r.hasStack, render: (r) => <StackDetails p={p} row={r} groupBy={groupBy} /> }}
-          height={520}
+          expand={{ canExpand: (r) => r.hasStack, render: (r) => <StackDetails p={p} row={r} /> }}
           testId="op-table"
           server={server}
         />

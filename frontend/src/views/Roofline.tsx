@@ -2,6 +2,7 @@ import { type ReactNode, useMemo, useState } from "react";
 import { Chart, safeTooltip } from "../components/Chart";
 import { Empty, ErrorBox, Loading, Section, Select, Stat, TimelineLink } from "../components/common";
 import { type Column, DataTable } from "../components/DataTable";
+import { help } from "../lib/columnHelp";
 import { fileSlug } from "../lib/csv";
 import { formatDuration, formatPercent } from "../lib/format";
 import { arr, get, isObj, num, str } from "../lib/pick";
@@ -187,24 +188,24 @@ function chartOption(m: RoofModel, plotted: RoofRow[], selected: number | null):
   };
 }
 
-function columns(byOps: boolean, show: (name: string) => void): Column<RoofRow>[] {
+export function columns(byOps: boolean, show: (name: string) => void): Column<RoofRow>[] {
   const cols: Column<RoofRow>[] = [
     { id: "name", header: byOps ? "Operator" : "Kernel", kind: "text", value: (r) => r.name, width: "minmax(200px, 4fr)", render: (r) => <TimelineLink name={r.name} onShow={show} /> },
   ];
   if (byOps) cols.push({ id: "dims", header: "Input dims", kind: "text", value: (r) => r.inputDims, width: "minmax(140px, 2fr)" });
   cols.push(
-    { id: "dtype", header: "Dtype", kind: "text", value: (r) => r.peakDtype || r.dtype, width: "minmax(64px, 0.6fr)", searchable: false, tooltip: "The peak the row is measured against (fp32 on tensor cores: tf32)" },
-    { id: "calls", header: byOps ? "Calls" : "Calls (known)", kind: "count", value: (r) => r.knownCalls ?? r.calls },
-    { id: "time", header: "Device time", kind: "duration", value: (r) => r.deviceUs, tooltip: "Kernel time of the rows' calls" },
-    { id: "flops", header: "GFLOP", kind: "number", value: (r) => (r.flops === null ? null : r.flops / 1e9) },
-    { id: "bytes", header: "Bytes", kind: "bytes", value: (r) => r.bytes },
-    { id: "intensity", header: "FLOP/B", kind: "number", value: (r) => r.intensity },
-    { id: "tflops", header: "TFLOP/s", kind: "number", value: (r) => r.tflops },
-    { id: "tbps", header: "TB/s", kind: "number", value: (r) => r.tbps },
-    { id: "pct", header: "% of roofline", kind: "percent", value: (r) => r.pct },
-    { id: "bound", header: "Bound", kind: "text", value: (r) => r.bound, width: "minmax(72px, 0.7fr)", searchable: false },
-    { id: "lost", header: "Time lost", kind: "duration", value: (r) => r.timeLost, tooltip: "Device time × (1 − fraction of the roofline)" },
-    { id: "source", header: "Source", kind: "text", value: (r) => r.source || r.reason, width: "minmax(80px, 1fr)", searchable: false, tooltip: "trace: the profiler's own counts; model: from shapes and dtypes" },
+    { id: "dtype", header: "Dtype", kind: "text", value: (r) => r.peakDtype || r.dtype, width: "minmax(64px, 0.6fr)", searchable: false, tooltip: help("roof_dtype") },
+    { id: "calls", header: byOps ? "Calls" : "Calls (known)", kind: "count", value: (r) => r.knownCalls ?? r.calls, ...(byOps ? {} : { tooltip: help("roof_calls_known") }) },
+    { id: "time", header: "Device time", kind: "duration", value: (r) => r.deviceUs, tooltip: help("roof_time") },
+    { id: "flops", header: "GFLOP", kind: "number", value: (r) => (r.flops === null ? null : r.flops / 1e9), tooltip: help("roof_flops") },
+    { id: "bytes", header: "Bytes", kind: "bytes", value: (r) => r.bytes, tooltip: help("roof_bytes") },
+    { id: "intensity", header: "FLOP/B", kind: "number", value: (r) => r.intensity, tooltip: help("roof_intensity") },
+    { id: "tflops", header: "TFLOP/s", kind: "number", value: (r) => r.tflops, tooltip: help("roof_tflops") },
+    { id: "tbps", header: "TB/s", kind: "number", value: (r) => r.tbps, tooltip: help("roof_tbps") },
+    { id: "pct", header: "% of roofline", kind: "percent", value: (r) => r.pct, tooltip: help("roof_pct") },
+    { id: "bound", header: "Bound", kind: "text", value: (r) => r.bound, width: "minmax(72px, 0.7fr)", searchable: false, tooltip: help("roof_bound") },
+    { id: "lost", header: "Time lost", kind: "duration", value: (r) => r.timeLost, tooltip: help("roof_lost") },
+    { id: "source", header: "Source", kind: "text", value: (r) => r.source || r.reason, width: "minmax(80px, 1fr)", searchable: false, tooltip: help("roof_source") },
   );
   return cols;
 }
@@ -297,7 +298,6 @@ export function RooflineView(p: ViewProps): ReactNode {
           columns={cols}
           csvName={fileSlug("roofline", p.run, p.worker, p.span, by)}
           initialSort={{ id: "lost", desc: true }}
-          height={480}
           testId="roofline-table"
           selected={(r) => r === selected}
           onRowClick={(r) => setSelected(r)}

@@ -125,6 +125,36 @@ export function buildTree(nodes: ModuleNode[]): TreeNode[] {
   return roots;
 }
 
+/** How the tree table is ordered: a node field, largest or smallest first; null keeps the answer's order. */
+export interface TreeSort {
+  key: (n: ModuleNode) => number | string;
+  desc: boolean;
+}
+
+/**
+ * The forest with each parent's children (and the roots) ordered by `sort`, so that a sorted tree still
+ * shows every node under its parent. Text compares case-insensitively; ties keep the answer's order.
+ */
+export function sortTree(roots: TreeNode[], sort: TreeSort | null): TreeNode[] {
+  if (!sort) return roots;
+  const cmp = (a: TreeNode, b: TreeNode): number => {
+    const x = sort.key(a.node);
+    const y = sort.key(b.node);
+    let c: number;
+    if (typeof x === "number" && typeof y === "number") c = x - y;
+    else {
+      const [u, v] = [String(x).toLowerCase(), String(y).toLowerCase()];
+      c = u < v ? -1 : u > v ? 1 : 0; // code-unit order, as the other tables' text sort
+    }
+    return sort.desc ? -c : c;
+  };
+  const walk = (ts: TreeNode[]): TreeNode[] =>
+    ts
+      .map((t) => ({ node: t.node, children: walk(t.children) }))
+      .sort(cmp); // Array.prototype.sort is stable
+  return walk(roots);
+}
+
 export interface VisibleRow {
   node: ModuleNode;
   depth: number;

@@ -278,6 +278,13 @@ def operator_rows(profile) -> pd.DataFrame:
     return memoized(profile, "operators.rows", build)
 
 
+def has_input_shapes(profile) -> bool:
+    """Whether any operator call carries recorded input dims (``record_shapes=True``)."""
+    return memoized(
+        profile, "operators.has_shapes", lambda: bool((operator_rows(profile)["input_shape"] != "").any())
+    )
+
+
 def operator_table(profile, group_by: str = "name") -> pd.DataFrame:
     """Grouped operator table, sorted by host total (desc). Times in µs, ratios in 0..1."""
     if group_by not in GROUP_BY:
