@@ -117,7 +117,14 @@ def run_head(name: str, states: list[FileState], facts: dict[str, Facts] | None 
             "bytes_total": sum(s.file.info.size for s in states),
         },
         "captures": _captures(states, facts or {}),
+        "device_activity": _device_activity(states, facts or {}),
     }
+
+
+def _device_activity(states: list[FileState], facts: dict[str, Facts]) -> bool | None:
+    """Whether the run's loaded profiles have device activity (kernels); None before any has loaded."""
+    known = [f.kernels for s in states if (f := facts.get(s.file.info.path)) is not None]
+    return any(known) if known else None
 
 
 def file_entry(
