@@ -35,6 +35,7 @@ DATA_KEYED = {
     "overlap": 1,
     "wait": 1,
     "comm_ops": 1,
+    "p2p": 1,
     "gpu_info": 3,
     "cells": 1,
     "distribution": 1,

@@ -16,6 +16,7 @@ from tests.fixtures.paths import REPO
 TOP_KEYS = {
     "baseline", "experiment", "steps", "breakdown_us", "operators", "kernels", "memory", "distributed",
     "verdict", "gpus", "waterfall", "notes", "group_by", "sort_metric", "labels", "mfu", "waits",
+    "same_profile",
 }  # fmt: skip
 CHANGE_KEYS = {"baseline", "experiment", "delta", "rel"}
 

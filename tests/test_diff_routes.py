@@ -70,3 +70,19 @@ def test_bad_requests(tb: TensorBoard, change: dict, status: int, message: str) 
     params = {k: v for k, v in {**PAIR, **change}.items() if v is not None}
     got, body = tb.get("diff", **params)
     assert got == status and message in body["error"], body
+
+
+def test_same_profile_on_both_sides_gets_a_note(tb: TensorBoard) -> None:
+    status, body = tb.get("diff", run="base", worker="w0", base_run="base", base_worker="w0")
+    assert status == 200 and body["same_profile"] is True
+    assert any("the baseline and the experiment are the same profile" in n for n in body["notes"])
+    assert body["steps"]["delta"] == 0.0
+    status, other = tb.get("diff", **PAIR)
+    assert other["same_profile"] is False
+    assert not any("same profile" in n for n in other["notes"])
+
+
+def test_runs_say_whether_a_run_has_device_activity(tb: TensorBoard) -> None:
+    status, body = tb.get("runs")
+    assert status == 200
+    assert {r["name"]: r["device_activity"] for r in body["runs"]} == {"base": True, "exp": True}

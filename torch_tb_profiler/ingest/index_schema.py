@@ -80,7 +80,7 @@ TABLES: dict[str, dict[str, str]] = {
     "counters": {"name": TEXT, "key": TEXT, "pid": TEXT, "ts": F8, "value": F8},
     "summary.calls": {
         **dict.fromkeys(("collective", "pg", "dtype", "pid", "tid"), TEXT),
-        **dict.fromkeys(("seq", "group_size", "bytes", "kernels", "step"), I8),
+        **dict.fromkeys(("seq", "group_size", "bytes", "kernels", "step", "peer"), I8),
         **dict.fromkeys(("host_ts", "host_end", "dev_ts", "dev_end", "latency"), F8),
         "on_device": BOOL,
     },

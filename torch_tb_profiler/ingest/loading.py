@@ -29,7 +29,7 @@ from torch_tb_profiler.ingest.pool import ParserPool
 from torch_tb_profiler.ingest.private_dir import fingerprint
 from torch_tb_profiler.ingest.residency import Residency
 from torch_tb_profiler.ingest.run_queries import RunQueries
-from torch_tb_profiler.ingest.run_state import Facts, FileState, RunTree
+from torch_tb_profiler.ingest.run_state import Facts, FileState, RunTree, world_size_of
 from torch_tb_profiler.ingest.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.trace.decode import TraceDecodeError
@@ -355,6 +355,7 @@ class RunStore(Residency, RunQueries):
                 framework=summary.meta.framework,
                 graph_captures=summary.meta.graph_captures,
                 roofline=bool(facts.get("roofline", False)),
+                world_size=world_size_of(summary.meta.distributed_info),
             )
             if opening:
                 # the file its run opens on: ready now (its overview answer is in the summary), read whole

@@ -48,6 +48,7 @@ class Facts:
     framework: str | None
     graph_captures: dict[str, Any] | None = None  # the capture merge's report (meta.graph_captures)
     roofline: bool = False  # some FLOPs can be known (analysis/roofline/attribution.has_flops)
+    world_size: int | None = None  # distributedInfo's world_size (None: not in the trace)
 
     @staticmethod
     def of(profile: Profile) -> Facts:
@@ -64,7 +65,14 @@ class Facts:
             framework=profile.meta.framework,
             graph_captures=profile.meta.graph_captures,
             roofline=has_flops(profile),
+            world_size=world_size_of(profile.meta.distributed_info),
         )
+
+
+def world_size_of(info: Any) -> int | None:
+    """distributedInfo's world_size when it is an integer."""
+    w = info.get("world_size") if isinstance(info, dict) else None
+    return w if isinstance(w, int) and not isinstance(w, bool) else None
 
 
 def _shown(loc: Location, path: str) -> str:
@@ -109,7 +117,14 @@ def run_head(name: str, states: list[FileState], facts: dict[str, Facts] | None 
             "bytes_total": sum(s.file.info.size for s in states),
         },
         "captures": _captures(states, facts or {}),
+        "device_activity": _device_activity(states, facts or {}),
     }
+
+
+def _device_activity(states: list[FileState], facts: dict[str, Facts]) -> bool | None:
+    """Whether the run's loaded profiles have device activity (kernels); None before any has loaded."""
+    known = [f.kernels for s in states if (f := facts.get(s.file.info.path)) is not None]
+    return any(known) if known else None
 
 
 def file_entry(

@@ -41,7 +41,9 @@ def available_views(store: RunStore, run: str) -> list[str]:
     # Lightning writes one "worker" per stage (fit.training_step, test.test_step...): not ranks
     stages_only = all(f.framework == "pytorch-lightning" for f in facts)
     several = len(store.workers(run)) > 1 and not stages_only
-    if several or any(f.comms or f.distributed_info for f in facts):
+    # one worker of a world of one (vLLM/SGLang single-GPU serving): no job to analyse
+    alone = not several and bool(facts) and all(f.world_size == 1 for f in facts)
+    if several or (not alone and any(f.comms or f.distributed_info for f in facts)):
         views.append("Distributed")
     if _profile_count(store) >= 2:  # Diff compares any two profiles of the logdir
         views.append("Diff")

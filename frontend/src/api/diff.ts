@@ -122,6 +122,8 @@ export interface DiffAnswer {
     collectives: CollectiveDiff[];
   } | null;
   notes: string[];
+  /** both sides are one profile (the same file): every change is 0, and `notes` says so */
+  same_profile: boolean;
 }
 
 /** The waterfall's bars: each part from the running sum, then "rest" and the total. */

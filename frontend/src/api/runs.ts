@@ -32,6 +32,8 @@ export interface RunInfo {
   captures: RunCaptures | null;
   /** Changes when the run's data changes (reload); used to key the response cache. */
   version: string;
+  /** Whether its loaded profiles have device activity (kernels); null before any has loaded. */
+  deviceActivity: boolean | null;
 }
 
 export interface RunCaptures {
@@ -93,6 +95,7 @@ export function normalizeRun(r: unknown): RunInfo {
     errors: fileMessages(o.errors),
     warnings: fileMessages(o.warnings),
     captures: readCaptures(o.captures),
+    deviceActivity: typeof o.device_activity === "boolean" ? o.device_activity : null,
     version: list(o.files)
       .map((f) => `${str(f.file)}:${str(f.size)}:${str(f.status)}`)
       .join("|"),

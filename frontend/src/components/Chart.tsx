@@ -87,10 +87,24 @@ export function Chart({ option, height = 300, testId, onZoom, ariaLabel, onClick
       animation: false,
       textStyle: { fontFamily: "system-ui, sans-serif" },
     };
-    c.setOption({ ...base, ...option }, { notMerge: true });
+    c.setOption({ ...base, ...withTipRecord(option, el.current) }, { notMerge: true });
   }, [option, theme]);
 
   return <div ref={el} className="chart" style={{ height }} data-testid={testId} role="img" aria-label={ariaLabel} />;
+}
+
+/** The option with its tooltip formatter also writing the shown text to the chart element's
+ * `data-tooltip` (the canvas text is not in the DOM: for screen readers' tools and tests). */
+function withTipRecord(option: ChartOption, el: HTMLDivElement | null): ChartOption {
+  const tip = option.tooltip as { formatter?: unknown } | undefined;
+  if (!el || !tip || typeof tip.formatter !== "function") return option;
+  const format = tip.formatter as (...args: unknown[]) => string;
+  const formatter = (...args: unknown[]) => {
+    const text = format(...args);
+    el.dataset.tooltip = text;
+    return text;
+  };
+  return { ...option, tooltip: { ...tip, formatter } };
 }
 
 /** Tooltip settings shared by every chart: rich text on the canvas, no HTML. */

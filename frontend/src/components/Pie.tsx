@@ -1,14 +1,16 @@
 import { type ReactNode, useMemo } from "react";
 import { type Slice } from "../views/shape";
 import { Chart, safeTooltip } from "./Chart";
-import { middleEllipsis, sliceColors } from "../lib/colors";
+import { legendParts, sliceColors } from "../lib/colors";
 import { formatValue, type ValueKind } from "../lib/format";
 
-/** A pie of named values with a legend beside it: each entry has the slice's colour, a name cut in the
- * middle when long (the full name on hover), the value and its share. Canvas and DOM text only. */
+/** A pie of named values with a legend beside it: each entry has the slice's colour, its name, the value
+ * and its share. A name too long for its column loses the middle of its head, never the tail that tells
+ * it from the other names (lib/colors.ts legendParts); the full name is on hover. Canvas and DOM text only. */
 export function Pie({ title, slices, kind = "duration", testId, height = 300 }: { title: string; slices: Slice[]; kind?: ValueKind; testId?: string; height?: number }): ReactNode {
   const colors = useMemo(() => sliceColors(slices), [slices]);
   const total = useMemo(() => slices.reduce((s, x) => s + x.value, 0), [slices]);
+  const parts = useMemo(() => legendParts(slices.map((s) => s.name)), [slices]);
   const option = useMemo(
     () => ({
       tooltip: {
@@ -47,7 +49,10 @@ export function Pie({ title, slices, kind = "duration", testId, height = 300 }: 
           {slices.map((s, i) => (
             <li key={`${s.name}|${i}`} title={`${s.name}\n${formatValue(kind, s.value)}`} data-testid="legend-item" data-name={s.name} data-color={colors[i]}>
               <span className="pie-swatch" style={{ background: colors[i] }} aria-hidden="true" />
-              <span className="pie-name">{middleEllipsis(s.name)}</span>
+              <span className="pie-name">
+                <span className="pie-name-head">{parts[i]?.head}</span>
+                {parts[i]?.tail ? <span className="pie-name-tail">{parts[i]?.tail}</span> : null}
+              </span>
               <span className="pie-share">{total > 0 ? `${((100 * s.value) / total).toFixed(1)} %` : ""}</span>
             </li>
           ))}

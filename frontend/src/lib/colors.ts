@@ -53,6 +53,26 @@ export function sliceColors(slices: { name: string; key?: string }[]): string[] 
 
 /** A long name cut in the middle, so that names sharing a long prefix stay told apart:
  * "aten::cudnn_convolution_backward_weight" → "aten::cudnn_con…ackward_weight". */
+/**
+ * A legend name as a head that may be cut (CSS ellipsis) and a tail that stays: the tail starts where
+ * the name first differs from the other names sharing its beginning (at most its last 12 characters
+ * otherwise), so two long names that differ only at the end or in the middle never look alike.
+ */
+export function legendParts(names: string[], keep = 12): { head: string; tail: string }[] {
+  return names.map((name, i) => {
+    if (name.length <= keep) return { head: name, tail: "" };
+    let common = 0;
+    names.forEach((other, j) => {
+      if (j === i) return;
+      let k = 0;
+      while (k < name.length && k < other.length && name[k] === other[k]) k++;
+      common = Math.max(common, k);
+    });
+    const cut = Math.max(0, Math.min(name.length - keep, common));
+    return { head: name.slice(0, cut), tail: name.slice(cut) };
+  });
+}
+
 export function middleEllipsis(name: string, max = 44): string {
   if (name.length <= max) return name;
   const head = Math.ceil((max - 1) / 2);

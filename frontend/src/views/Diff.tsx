@@ -11,6 +11,7 @@ import { StackFrames } from "../components/StackFrames";
 import { fileSlug } from "../lib/csv";
 import { formatCount, formatDuration } from "../lib/format";
 import { useApi } from "../lib/useApi";
+import { defaultBaseline } from "./diffBaseline";
 import { readStacks } from "./Operator";
 import { type ViewProps, profileParams } from "./types";
 
@@ -37,15 +38,29 @@ function useBaseline(p: ViewProps): { run: string; worker: string; span: string 
     () => (runsAnswer === undefined ? [] : runsAnswer.runs.filter((r) => r.state !== "error").map((r) => r.name)),
     [runsAnswer],
   );
-  const defaultRun = runs.find((r) => r !== p.run) ?? p.run;
-  const run = p.state.base_run && runs.includes(p.state.base_run) ? p.state.base_run : runs.length ? defaultRun : null;
+  // the same run's other span, else the most similar run of the same device kind (diffBaseline.ts)
+  const guess = useMemo(
+    () =>
+      runsAnswer === undefined
+        ? null
+        : defaultBaseline(
+            { run: p.run, worker: p.worker, span: p.span },
+            runsAnswer.runs.filter((r) => r.state !== "error").map((r) => ({ ...r, files: r.files.filter((f) => f.status !== "error") })),
+          ),
+    [runsAnswer, p.run, p.worker, p.span],
+  );
+  const run = p.state.base_run && runs.includes(p.state.base_run) ? p.state.base_run : runs.length ? (guess?.run ?? p.run) : null;
   const workersAnswer = useApi<unknown>(p.api, run === null ? null : "workers", { run: run ?? "" });
   const workers = useMemo(() => (workersAnswer.data === undefined ? [] : normalizeNames(workersAnswer.data)), [workersAnswer.data]);
-  const worker = workers.includes(p.state.base_worker ?? "") ? (p.state.base_worker as string) : workers.includes(p.worker) ? p.worker : (workers[0] ?? null);
+  const guessWorker = guess && guess.run === run && workers.includes(guess.worker) ? guess.worker : null;
+  const worker = workers.includes(p.state.base_worker ?? "")
+    ? (p.state.base_worker as string)
+    : (guessWorker ?? (workers.includes(p.worker) ? p.worker : (workers[0] ?? null)));
   const spansAnswer = useApi<unknown>(p.api, run === null || worker === null ? null : "spans", { run: run ?? "", worker: worker ?? "" });
   const spans = useMemo(() => (spansAnswer.data === undefined ? null : normalizeNames(spansAnswer.data)), [spansAnswer.data]);
   const sameProfile = run === p.run && worker === p.worker;
-  const fallbackSpan = spans ? (sameProfile ? (spans.find((s) => s !== p.span) ?? spans[0]) : spans[0]) : undefined;
+  const guessSpan = guess && guess.run === run && guess.worker === worker && spans?.includes(guess.span ?? "") ? guess.span : null;
+  const fallbackSpan = spans ? (guessSpan ?? (sameProfile ? (spans.find((s) => s !== p.span) ?? spans[0]) : spans.includes(p.span ?? "") ? p.span : spans[0])) : undefined;
   const span = spans === null ? undefined : spans.includes(p.state.base_span ?? "") ? (p.state.base_span as string) : (fallbackSpan ?? null);
   const { setState } = p;
   useEffect(() => {

@@ -33,9 +33,45 @@ const COMM_COLUMNS: Column<CommRow>[] = [
   { id: "avg_latency", header: "Latency per call (mean)", kind: "duration", value: (r) => r.avgLatency, tooltip: "Mean duration of one call" },
   { id: "total_transfer", header: "Transfer, wall (union)", kind: "duration", value: (r) => r.totalTransfer, tooltip: "Wall time of the transfer parts (after the last rank arrived), overlapping parts counted once" },
   { id: "avg_transfer", header: "Transfer per call (mean)", kind: "duration", value: (r) => r.avgTransfer, tooltip: "Mean transfer part of one call" },
-  { id: "algbw", header: "Alg. bandwidth", kind: "bandwidth", value: (r) => r.algbw },
-  { id: "busbw", header: "Bus bandwidth", kind: "bandwidth", value: (r) => r.busbw },
+  { id: "algbw", header: "Alg. bandwidth", kind: "bandwidth", value: (r) => r.algbw, tooltip: "Σ size / Σ latency; none (–) for a barrier, which moves no data, or when the size is unknown" },
+  { id: "busbw", header: "Bus bandwidth", kind: "bandwidth", value: (r) => r.busbw, tooltip: "Alg. bandwidth × the NCCL-tests bus factor; none (–) for a barrier or an unknown size" },
 ];
+
+/** A point-to-point row (docs/api.md, "distributed": `p2p`): one per worker, operation and peer. */
+export interface P2pRow {
+  op: string;
+  peer: number | null;
+  calls: number;
+  totalBytes: number | null;
+  avgBytes: number | null;
+  totalTime: number | null;
+  avgTime: number | null;
+  bandwidth: number | null;
+}
+
+const P2P_COLUMNS: Column<P2pRow>[] = [
+  { id: "op", header: "Operation", kind: "text", value: (r) => r.op, width: "minmax(120px, 1.4fr)" },
+  { id: "peer", header: "Peer rank", kind: "count", value: (r) => r.peer, tooltip: "The rank sent to or received from, when the trace records it (– when it does not)" },
+  { id: "calls", header: "Calls", kind: "count", value: (r) => r.calls },
+  { id: "total_bytes", header: "Total size", kind: "bytes", value: (r) => r.totalBytes },
+  { id: "avg_bytes", header: "Mean size", kind: "bytes", value: (r) => r.avgBytes },
+  { id: "total_time", header: "Time, wall (union)", kind: "duration", value: (r) => r.totalTime, tooltip: "Wall time with at least one of these calls running" },
+  { id: "avg_time", header: "Time per call (mean)", kind: "duration", value: (r) => r.avgTime },
+  { id: "bandwidth", header: "Bandwidth", kind: "bandwidth", value: (r) => r.bandwidth, tooltip: "Σ size / Σ time per call; none (–) when the size is unknown" },
+];
+
+function readP2p(list: unknown[]): P2pRow[] {
+  return list.map((r) => ({
+    op: str(r, "op"),
+    peer: num(r, "peer"),
+    calls: num(r, "calls") ?? 0,
+    totalBytes: num(r, "total_bytes"),
+    avgBytes: num(r, "avg_bytes"),
+    totalTime: num(r, "total_time_us"),
+    avgTime: num(r, "avg_time_us"),
+    bandwidth: num(r, "bandwidth_gbps"),
+  }));
+}
 
 export interface StragglerRow {
   worker: string;
@@ -285,6 +321,7 @@ export function readDistributed(data: unknown) {
   const names = workers.map((w) => w.worker);
   const steps = [...new Set(workers.flatMap((w) => w.steps))];
   const commOps = get(data, "comm_ops");
+  const p2pOps = get(data, "p2p");
   const st = get(data, "stragglers");
   const heat = get(data, "heatmap");
   const cells = get(heat, "cells");
@@ -352,6 +389,7 @@ export function readDistributed(data: unknown) {
         ),
       ]),
     ) as Record<string, CommRow[]>,
+    p2p: Object.fromEntries(names.map((w) => [w, readP2p(arr(p2pOps, w))])) as Record<string, P2pRow[]>,
     stragglers: arr(st, "ranks").map(
       (r): StragglerRow => ({
         worker: str(r, "worker"),
@@ -518,6 +556,12 @@ export function DistributedView(p: ViewProps): ReactNode {
           <DataTable rows={shaped.comm[worker] ?? []} columns={COMM_COLUMNS} csvName={fileSlug("collectives", p.run, worker, p.span)} initialSort={{ id: "total_latency", desc: true }} height={Math.min(420, 40 + 28 * (shaped.comm[worker]?.length ?? 0))} testId="comm-table" />
         )}
       </Section>
+      {(shaped.p2p[worker] ?? []).length > 0 && (
+        <Section title={`Point-to-point operations (${worker})`} id="dist-p2p">
+          <div className="muted">Send and receive calls pair one rank with one other: they are not matched across ranks as collectives are.</div>
+          <DataTable rows={shaped.p2p[worker] ?? []} columns={P2P_COLUMNS} csvName={fileSlug("p2p", p.run, worker, p.span)} initialSort={{ id: "total_time", desc: true }} search={false} height={Math.min(320, 48 + 28 * (shaped.p2p[worker]?.length ?? 0))} testId="p2p-table" />
+        </Section>
+      )}
       {shaped.groups.length > 0 && (
         <Section title="Process groups" id="dist-groups">
           <DataTable rows={shaped.groups} columns={GROUP_COLUMNS} csvName={fileSlug("process-groups", p.run)} search={false} height={Math.min(300, 48 + 28 * shaped.groups.length)} testId="groups-table" />

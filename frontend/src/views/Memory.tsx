@@ -9,6 +9,7 @@ import { formatBytes, formatDuration } from "../lib/format";
 import { arr, bool, isObj, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
 import { spliceCurve } from "./shape";
+import { type CurvePoint, memoryTooltip } from "./memoryTooltip";
 import { type ViewProps, profileParams } from "./types";
 
 export interface EventRow {
@@ -197,7 +198,7 @@ export function MemoryView(p: ViewProps): ReactNode {
       tooltip: {
         ...safeTooltip,
         trigger: "axis",
-        valueFormatter: (v: number) => formatBytes(v),
+        formatter: (items: CurvePoint[]) => memoryTooltip(items, formatDuration, formatBytes),
       },
       legend: { top: 0 },
       grid: { left: 80, right: 24, top: 36, bottom: 64 },

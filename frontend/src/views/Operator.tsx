@@ -242,15 +242,10 @@ export function OperatorView(p: ViewProps): ReactNode {
   if (readPage(pies.data).total === 0)
     return <Empty title="No operators in this profile">The trace has no cpu_op events (was record_shapes / the CPU activity enabled?).</Empty>;
 
+  // self times only: a parent's total time includes its children's, so total-time pies count it twice
   const measures: { title: string; m: Measure }[] = [
-    ...(withDevice
-      ? [
-          { title: "Device self time", m: "device_self_us" as const },
-          { title: "Device total time", m: "device_total_us" as const },
-        ]
-      : []),
-    { title: "Host self time", m: "host_self_us" },
-    { title: "Host total time", m: "host_total_us" },
+    ...(withDevice ? [{ title: "Device self time (children excluded)", m: "device_self_us" as const }] : []),
+    { title: "Host self time (children excluded)", m: "host_self_us" },
   ];
   const server = paged
     ? serverPage({
@@ -284,7 +279,7 @@ export function OperatorView(p: ViewProps): ReactNode {
         {!withDevice && <div className="muted">This trace has no device activity: only host times are shown.</div>}
         <div className="grid2">
           {measures.map((pie) => (
-            <Pie key={pie.title} title={pie.title} slices={topPie(pies.data, pie.m, topN)} testId={`pie-${pie.title}`} />
+            <Pie key={pie.m} title={pie.title} slices={topPie(pies.data, pie.m, topN)} testId={`pie-${pie.m}`} />
           ))}
         </div>
       </Section>

@@ -49,6 +49,37 @@ function readRec(r: unknown): Rec {
   return { id: str(r, "id"), title: str(r, "title"), text: str(r, "text"), evidence: get(r, "evidence") ?? null };
 }
 
+// the trace's configuration keys (top-level version fields, distributedInfo) as people say them
+const CONFIG_LABELS: Record<string, string> = {
+  schemaVersion: "Trace schema version",
+  cupti_version: "CUPTI version",
+  cuda_runtime_version: "CUDA runtime version",
+  cuda_driver_version: "CUDA driver version",
+  cuda_version: "CUDA version",
+  hip_version: "HIP version",
+  rocm_version: "ROCm version",
+  roctracer_version: "ROCTracer version",
+  backend: "Distributed backend",
+  rank: "Rank",
+  world_size: "World size",
+  pg_count: "Process groups",
+  nccl_version: "NCCL version",
+};
+const ACRONYMS: Record<string, string> = { cuda: "CUDA", cupti: "CUPTI", hip: "HIP", rocm: "ROCm", nccl: "NCCL", pg: "Process group", xpu: "XPU", mtia: "MTIA", gpu: "GPU" };
+
+/** "schemaVersion" → "Trace schema version", "pg_count" → "Process groups"; other keys by their words
+ * ("kineto_version" → "Kineto version"). */
+export function configLabel(key: string): string {
+  if (CONFIG_LABELS[key]) return CONFIG_LABELS[key];
+  const words = key
+    .replace(/([a-z0-9])([A-Z])/g, "$1 $2")
+    .split(/[_\s]+/)
+    .filter(Boolean)
+    .map((w) => ACRONYMS[w.toLowerCase()] ?? w.toLowerCase());
+  const text = words.join(" ");
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}
+
 const EVIDENCE_FORMAT = { duration: formatDuration, percent: formatPercent, bytes: formatBytes, number: formatNumber };
 
 /** A figure of a device card: its value, or "–" with the reason the trace cannot give it. */
@@ -244,10 +275,10 @@ export function OverviewView(p: ViewProps): ReactNode {
           />
           {shaped.workers !== null && <Stat label="Workers" value={String(shaped.workers)} testId="worker-count" raw={shaped.workers} />}
           {Object.entries(shaped.versions).map(([k, v]) => (
-            <Stat key={k} label={k} value={String(v)} />
+            <Stat key={k} label={configLabel(k)} value={String(v)} title={`The trace's “${k}”`} testId={`config-${k}`} />
           ))}
           {Object.entries(shaped.distributed).map(([k, v]) => (
-            <Stat key={`d-${k}`} label={k.replace(/_/g, " ")} value={String(v)} />
+            <Stat key={`d-${k}`} label={configLabel(k)} value={String(v)} title={`distributedInfo “${k}”`} testId={`config-${k}`} />
           ))}
           <Stat label="Steps" value={String(shaped.steps.length)} testId="step-count" raw={shaped.steps.length} />
           {shaped.stepTime !== null && (
@@ -459,7 +490,7 @@ export function OverviewView(p: ViewProps): ReactNode {
                     <summary>Evidence</summary>
                     <table className="evidence-table" data-testid="evidence">
                       <tbody>
-                        {evidenceRows(r.evidence, EVIDENCE_FORMAT).map((e, j, rows) => (
+                        {evidenceRows(r.evidence, EVIDENCE_FORMAT, shaped.deviceType === "CPU" ? "GPU" : shaped.deviceType).map((e, j, rows) => (
                           <tr key={j}>
                             <th scope="row">{e.key}</th>
                             <td>

@@ -137,60 +137,7 @@ export function spliceCurve(overview: CurvePoints, detail: CurvePoints, start: n
   return out;
 }
 
-export interface EvidenceRow {
-  key: string;
-  value: string;
-  /** the Trace view's `find` for the kernel or operator this row names (its longest instance) */
-  find?: string;
-}
-
-/** Evidence objects keyed by operator or call names (`synchronization`, `pageable_memcpy`). */
-const NAMED_BY_KEY = new Set(["calls", "top ops", "ops"]); // as labelled (`top_ops` → "top ops")
-
-/**
- * A recommendation's evidence (nested JSON) as readable rows: nested keys joined with " › ", list
- * items numbered, numbers formatted by the key's unit suffix (`_us` times, `_pct` percentages, `share`
- * and `_ratio` fractions shown as percentages, `_bytes` sizes) and text quoted.
- */
-export function evidenceRows(evidence: unknown, fmt: { duration: (us: number) => string; percent: (p: number) => string; bytes: (b: number) => string; number: (n: number) => string }): EvidenceRow[] {
-  const out: EvidenceRow[] = [];
-  const label = (k: string) => k.replace(/_(us|pct|bytes|ratio)$/, "").replace(/_/g, " ");
-  const value = (k: string, v: unknown): string => {
-    if (typeof v === "number") {
-      if (/_us$/.test(k)) return fmt.duration(v);
-      if (/_pct$/.test(k)) return fmt.percent(v);
-      if (/(^|_)share$|_ratio$/.test(k)) return fmt.percent(100 * v);
-      if (/_bytes$/.test(k)) return fmt.bytes(v);
-      return fmt.number(v);
-    }
-    if (typeof v === "string") return `“${v}”`;
-    if (typeof v === "boolean") return v ? "yes" : "no";
-    return v === null || v === undefined ? "–" : String(v);
-  };
-  // a kernel under a key that says so (`kernels`, `top_short_kernels`), else any event of that name
-  const findOf = (path: string[], name: string) => `${path.some((k) => k.includes("kernel")) ? "kernel" : "any"}:${name}`;
-  const walk = (path: string[], unit: string, v: unknown, find?: string) => {
-    if (Array.isArray(v)) {
-      if (v.every((x) => typeof x !== "object" || x === null)) {
-        out.push({ key: path.join(" › "), value: v.map((x) => value(unit, x)).join(", "), find });
-        return;
-      }
-      v.forEach((x, i) => walk([...path, `#${i + 1}`], unit, x, find));
-      return;
-    }
-    if (typeof v === "object" && v !== null) {
-      const named = (v as Record<string, unknown>).name;
-      const own = typeof named === "string" && named ? findOf(path, named) : find;
-      const byKey = NAMED_BY_KEY.has(path[path.length - 1] ?? "");
-      for (const [k, x] of Object.entries(v))
-        walk([...path, byKey ? k : label(k)], /_(us|pct|bytes|ratio)$|share$/.test(k) ? k : unit, x, byKey ? `any:${k}` : own);
-      return;
-    }
-    out.push({ key: path.join(" › "), value: value(unit, v), find });
-  };
-  walk([], "", evidence);
-  return out;
-}
+export { type EvidenceRow, evidenceRows } from "./evidence";
 
 /** The step chart's tooltip: the step's total, then each category's time and share of the step. */
 export function stepTooltip(

@@ -556,6 +556,14 @@ def compare(base_prof, exp_prof, group_by: str = "name", waterfall_top: int = DE
     return result
 
 
+def same_profile(a: Any, b: Any) -> bool:
+    """Both sides are one profile: the same object, or loaded from the same file."""
+    if a is b:
+        return True
+    src_a, src_b = getattr(a, "source", None), getattr(b, "source", None)
+    return bool(src_a) and src_a == src_b
+
+
 _RECENT = 8
 _recent: dict[tuple, tuple[Any, Any, dict]] = {}
 _recent_lock = threading.Lock()
@@ -564,6 +572,12 @@ _recent_lock = threading.Lock()
 def _compare(base_prof, exp_prof, group_by: str, waterfall_top: int) -> dict:
     b, e = side(base_prof), side(exp_prof)
     notes: list[str] = []
+    same = same_profile(base_prof, exp_prof)
+    if same:
+        notes.append(
+            "the baseline and the experiment are the same profile: every change is 0; "
+            "pick another run, worker or span as the baseline"
+        )
     if b["device_type"] != e["device_type"]:
         notes.append(
             f"the baseline is a {b['device_type']} profile and the experiment a {e['device_type']} one: "
@@ -594,6 +608,7 @@ def _compare(base_prof, exp_prof, group_by: str, waterfall_top: int) -> dict:
             "matrix_units": e["matrix_units"],
             "steps": e["steps"],
         },
+        "same_profile": same,
         "group_by": group_by,
         "sort_metric": metric,
         "steps": steps,

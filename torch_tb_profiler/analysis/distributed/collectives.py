@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from torch_tb_profiler.analysis.distributed import comm_bytes as cb
+from torch_tb_profiler.analysis.distributed import p2p
 from torch_tb_profiler.model import intervals as iv
 
 COMM_KERNEL = re.compile(r"^(?:nccl|rccl|hccl|xccl)|ncclKernel|ncclDevKernel", re.I)
@@ -42,6 +43,7 @@ CALL_COLUMNS = [
     "dev_end",
     "latency",
     "on_device",
+    "peer",
 ]
 
 
@@ -136,13 +138,15 @@ def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray
                 del members[top]
 
     comm_args = comms.set_index("op") if len(comms) else None
+    info = getattr(profile.meta, "distributed_info", None) or {}
     records = []
     dev_ts = device["ts"].to_numpy(np.float64) if len(device) else np.empty(0)
     dev_end = device["end"].to_numpy(np.float64) if len(device) else np.empty(0)
     for top in sorted(members, key=lambda r: (ops["ts"].iat[r], r)):
         rows = members[top]
         k = np.flatnonzero(kernel_call == top)
-        info = _describe(ops, rows, comm_args, _kernel_args(device, k))
+        desc = _describe(ops, rows, comm_args, _kernel_args(device, k))
+        peer = p2p.global_rank(desc.pop("peer_local"), desc["pg"], desc.pop("pg_ranks"), info)
         if k.size:
             busy = iv.total(iv.union(dev_ts[k], dev_end[k]))
             d0, d1 = float(dev_ts[k].min()), float(dev_end[k].max())
@@ -152,7 +156,7 @@ def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray
         records.append(
             {
                 "op": top,
-                **info,
+                **desc,
                 "host_ts": float(ops["ts"].iat[top]),
                 "host_end": float(ops["end"].iat[top]),
                 "pid": ops["pid"].iat[top],
@@ -162,6 +166,7 @@ def collective_calls(profile: Any) -> tuple[pd.DataFrame, np.ndarray, np.ndarray
                 "dev_end": d1,
                 "latency": busy,
                 "on_device": bool(k.size),
+                "peer": peer,
             }
         )
     calls = pd.DataFrame.from_records(records, columns=CALL_COLUMNS)
@@ -215,8 +220,9 @@ def _describe(
     ops: pd.DataFrame, rows: list[int], comm_args: pd.DataFrame | None, kernel_args: list[pd.Series]
 ) -> dict:
     """Collective name, group, seq, size of one call: args of its ops, else args on its kernels,
-    else its op names and input shapes."""
+    else its op names and input shapes; for point-to-point calls the peer's group rank (p2p.py)."""
     coll, pg, seq, group_size, nbytes, dtype = "", "", -1, -1, 0, ""
+    peer_local, pg_ranks = -1, ""
     candidates: list[pd.Series] = []
     if comm_args is not None:
         for r in rows:
@@ -233,6 +239,9 @@ def _describe(
         group_size = int(a.get("group_size", -1))
         dtype = str(a.get("dtype", ""))
         nbytes = cb.message_bytes(int(a.get("in_nelems", -1)), int(a.get("out_nelems", -1)), dtype)
+        if coll in p2p.P2P:
+            peer_local = int(a.get("rank", -1))
+            pg_ranks = str(a.get("pg_ranks", "") or "")
         break
     names = [str(ops["name"].iat[r]) for r in rows]
     if not coll:
@@ -242,6 +251,12 @@ def _describe(
     if nbytes == 0:
         nbytes, dtype_guess = _bytes_from_shapes(ops, rows)
         dtype = dtype or dtype_guess
+    if coll in p2p.P2P and peer_local < 0 and "concrete_inputs" in ops:
+        found = (
+            p2p.peer_from_concrete_inputs(n, ops["concrete_inputs"].iat[r])
+            for n, r in zip(names, rows, strict=True)
+        )
+        peer_local = max(found, default=-1)
     return {
         "collective": coll,
         "pg": pg,
@@ -249,6 +264,8 @@ def _describe(
         "group_size": group_size,
         "bytes": int(nbytes),
         "dtype": dtype,
+        "peer_local": peer_local,
+        "pg_ranks": pg_ranks,
     }
 
 

@@ -9,7 +9,7 @@ Definitions (docs/metrics.md, "Distributed"):
 - algbw = S / t (bytes per µs = MB/s; reported in GB/s = 1e9 bytes/s), t = the call's latency.
 - busbw = algbw × factor(collective, n), n = ranks in the group:
   all_reduce 2(n−1)/n; all_gather, reduce_scatter, all_to_all, gather, scatter (n−1)/n;
-  broadcast, reduce, send, recv 1; barrier 0.
+  broadcast, reduce, send, recv 1; barrier 0 (a barrier moves no data: no bandwidth is reported).
 """
 
 from __future__ import annotations
@@ -96,6 +96,10 @@ _CANONICAL = {
     "send": "send",
     "recv": "recv",
     "recvanysource": "recv",
+    "isend": "send",
+    "irecv": "recv",
+    "sendrecv": "send_recv",
+    "batchisendirecv": "batch_isend_irecv",
     "barrier": "barrier",
     "monitoredbarrier": "barrier",
 }

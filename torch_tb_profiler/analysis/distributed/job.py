@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -20,6 +20,7 @@ from torch_tb_profiler.analysis.core.accelerator import accelerator
 from torch_tb_profiler.analysis.core.cache import memoized
 from torch_tb_profiler.analysis.distributed import comm_bytes as cb
 from torch_tb_profiler.analysis.distributed import job_split as jobs
+from torch_tb_profiler.analysis.distributed import p2p
 from torch_tb_profiler.analysis.distributed.collectives import collective_calls
 from torch_tb_profiler.analysis.distributed.interval_groups import grouped_union_total
 from torch_tb_profiler.model import intervals as iv
@@ -329,8 +330,12 @@ def _match_rounds(workers: list[WorkerComm], warnings: list[str]) -> pd.DataFram
 
 
 def analyze_job(workers: list[WorkerComm], max_rounds: int = 200) -> dict:
-    """Every figure of the Distributed view for one span."""
+    """Every figure of the Distributed view for one span. Point-to-point calls (p2p.py) are left out of
+    the collective matching and reported in a table of their own."""
     workers = sorted(workers, key=lambda w: (w.rank if w.rank is not None else 1 << 30, w.worker))
+    point = [p2p.p2p_mask(w.calls) for w in workers]
+    p2p_workers = [replace(w, calls=w.calls[m]) for w, m in zip(workers, point, strict=True)]
+    workers = [replace(w, calls=w.calls[~m]) if m.any() else w for w, m in zip(workers, point, strict=True)]
     warnings = [f"{w.worker}: {m}" for w in workers for m in w.warnings]
     world = {w.world_size for w in workers if w.world_size}
     if world and max(world) > len(workers):
@@ -360,6 +365,7 @@ def analyze_job(workers: list[WorkerComm], max_rounds: int = 200) -> dict:
         "overlap": {w.worker: _per_step_and_mean(w.steps, w.overlap) for w in workers},
         "wait": wait,
         "comm_ops": _comm_tables(workers, transfer),
+        "p2p": p2p.p2p_tables(p2p_workers),
         "stragglers": stragglers(transfer, workers, max_rounds),
         "gpu_info": gpu_info(workers),
         "process_groups": _process_groups(workers),
@@ -443,6 +449,8 @@ def _comm_tables(workers: list[WorkerComm], t: pd.DataFrame) -> dict[str, list[d
     for g in np.flatnonzero(calls).tolist():
         w_i, c = divmod(g, kinds)
         k = int(calls[g])
+        # a barrier moves no data, and an unknown size is not 0 bytes: no bandwidth (null), not 0 GB/s
+        no_bw = cb.collective_name(str(names[c])) == "barrier" or nbytes[g] <= 0
         out[workers[w_i].worker].append(
             {
                 "collective": str(names[c]),
@@ -453,8 +461,8 @@ def _comm_tables(workers: list[WorkerComm], t: pd.DataFrame) -> dict[str, list[d
                 "avg_latency_us": float(latency_sum[g]) / k,
                 "total_transfer_us": float(transfer[g]),
                 "avg_transfer_us": float(transfer[g]) / k,
-                "algbw_gbps": cb.gbps(float(nbytes[g]), float(latency_sum[g])),
-                "busbw_gbps": cb.gbps(float(bus_bytes[g]), float(latency_sum[g])),
+                "algbw_gbps": None if no_bw else cb.gbps(float(nbytes[g]), float(latency_sum[g])),
+                "busbw_gbps": None if no_bw else cb.gbps(float(bus_bytes[g]), float(latency_sum[g])),
             }
         )
     for rows in out.values():
