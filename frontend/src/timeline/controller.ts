@@ -601,7 +601,9 @@ export class TimelineController {
     const ctx = setupCanvas(this.el.ruler, this.cssW, STEPS_H + AXIS_H);
     if (!ctx) return;
     const vp = this.vp(STEPS_H + AXIS_H);
-    drawRuler(ctx, this.tracks.steps, vp, this.cssW, this.pal, this.tracks.steps.length ? "Steps" : "");
+    const ticks = JSON.stringify(drawRuler(ctx, this.tracks.steps, vp, this.cssW, this.pal, this.tracks.steps.length ? "Steps" : ""));
+    // the axis' labels, for tests and screen readers
+    if (this.el.root.dataset.ticks !== ticks) this.el.root.dataset.ticks = ticks;
     ctx.fillStyle = this.pal.muted;
     ctx.font = "11px system-ui, sans-serif";
     ctx.fillText(`${formatTime(this.view.t1 - this.view.t0)} shown`, 6, STEPS_H + AXIS_H / 2);

@@ -4,7 +4,8 @@
 
 import type { TlSeries, TlStep, TlWindow } from "./api";
 import { type Layout, ROW_H } from "./layout";
-import { type Range, formatTick, tickStep, ticks } from "./nav";
+import { axisTicks } from "./axis";
+import type { Range } from "./nav";
 
 export interface Palette {
   dark: boolean;
@@ -372,8 +373,8 @@ export function counterValueAt(series: TlSeries, t: number): number | null {
 export const STEPS_H = 18;
 export const AXIS_H = 20;
 
-/** The step ruler (top band) and the time axis under it. */
-export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Viewport, cssW: number, pal: Palette, label: string): void {
+/** The step ruler (top band) and the time axis under it; returns the axis' labels, in order. */
+export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Viewport, cssW: number, pal: Palette, label: string): string[] {
   const { view, base, x0, width } = vp;
   ctx.fillStyle = pal.panel;
   ctx.fillRect(0, 0, cssW, STEPS_H + AXIS_H);
@@ -396,15 +397,15 @@ export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Vi
     ctx.fillStyle = pal.border;
     ctx.fillRect(x0 + a, 0, 1, STEPS_H);
   });
-  const step = tickStep(view.t1 - view.t0, width);
+  const axis = axisTicks(view, width).ticks;
   ctx.fillStyle = pal.muted;
   ctx.strokeStyle = pal.border;
   ctx.beginPath();
-  for (const t of ticks(view, step)) {
+  for (const { t, label: text } of axis) {
     const x = Math.round(x0 + (t - view.t0) * scale) + 0.5;
     ctx.moveTo(x, STEPS_H + AXIS_H - 6);
     ctx.lineTo(x, STEPS_H + AXIS_H);
-    ctx.fillText(formatTick(t, step), x + 3, STEPS_H + AXIS_H / 2 - 2);
+    ctx.fillText(text, x + 3, STEPS_H + AXIS_H / 2 - 2);
   }
   ctx.stroke();
   ctx.restore();
@@ -412,15 +413,15 @@ export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Vi
   ctx.fillText(label, 6, STEPS_H / 2);
   ctx.fillStyle = pal.border;
   ctx.fillRect(0, STEPS_H + AXIS_H - 1, cssW, 1);
+  return axis.map((a) => a.label);
 }
 
 /** Vertical grid lines at the axis ticks, behind the events. */
 export function drawGrid(ctx: CanvasRenderingContext2D, vp: Viewport, pal: Palette): void {
   const { view, x0, width, height } = vp;
-  const step = tickStep(view.t1 - view.t0, width);
   const scale = width / (view.t1 - view.t0);
   ctx.fillStyle = pal.dark ? "rgba(255,255,255,0.05)" : "rgba(0,0,0,0.05)";
-  for (const t of ticks(view, step)) ctx.fillRect(Math.round(x0 + (t - view.t0) * scale), 0, 1, height);
+  for (const { t } of axisTicks(view, width).ticks) ctx.fillRect(Math.round(x0 + (t - view.t0) * scale), 0, 1, height);
 }
 
 export function setupCanvas(c: HTMLCanvasElement, cssW: number, cssH: number): CanvasRenderingContext2D | null {
