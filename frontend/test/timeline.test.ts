@@ -23,7 +23,7 @@ describe("binary window", () => {
   it("decodes every column over the buffer", () => {
     const buf = encodeWindow(header, [
       { start: 1100.5, dur: 0.25, row: 17, name: 0, count: 1, track: 0, depth: 2, kind: 0 },
-      { start: 1500, dur: 30, row: -1, name: 1, count: 12, track: 5, depth: 0, kind: 1 },
+      { start: 1500, dur: 30, row: -1, name: 1, count: 12, major: 0, track: 5, depth: 0, kind: 1 },
       { start: 1700, dur: 1, row: 3, name: 0, count: 1, track: 65535, depth: 7, kind: 1 },
     ]);
     const w = decodeWindow(buf);
@@ -34,6 +34,7 @@ describe("binary window", () => {
     expect([...w.row]).toEqual([17, -1, 3]);
     expect([...w.name]).toEqual([0, 1, 0]);
     expect([...w.cnt]).toEqual([1, 12, 1]);
+    expect([...w.major]).toEqual([0, 0, 0]);
     expect([...w.track]).toEqual([0, 5, 65535]);
     expect([...w.depth]).toEqual([2, 0, 7]);
     expect([...w.kind]).toEqual([0, 1, 1]);

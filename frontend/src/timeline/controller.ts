@@ -5,7 +5,7 @@
 
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
 import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
-import { type Layout, ROW_H, buildLayout, groupKey, lineAt, rowAt, toggle, trackKey, tracksIn } from "./layout";
+import { type Layout, ROW_H, buildLayout, collapsedTracksIn, groupKey, lineAt, rowAt, toggle, trackKey, tracksIn } from "./layout";
 import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
 import {
   AXIS_H,
@@ -16,11 +16,13 @@ import {
   boxName,
   counterValueAt,
   drawCounter,
+  drawDensity,
   drawEvents,
   drawGrid,
   drawRuler,
   fitText,
   makePalette,
+  outlineBoxes,
   setupCanvas,
 } from "./render";
 
@@ -59,6 +61,8 @@ export interface Hit {
   index: number;
   id: string | null;
   name: string;
+  /** the name covering most of a merged box's time */
+  major: string;
   start: number;
   dur: number;
   count: number;
@@ -314,6 +318,7 @@ export class TimelineController {
       index: best,
       id: itemId(w, best),
       name: boxName(w.names[w.name[best]!] ?? "", w.cnt[best]!),
+      major: w.names[w.major[best]!] ?? "",
       start: w.startUs[best]!,
       dur: w.durUs[best]!,
       count: w.cnt[best]!,
@@ -328,7 +333,9 @@ export class TimelineController {
   private wantedTracks(): { need: number[]; want: number[] } {
     const top = this.scrollY;
     const bottom = this.scrollY + this.mainH;
-    return { need: tracksIn(this.layout, top, bottom), want: tracksIn(this.layout, top - this.mainH, bottom + this.mainH) };
+    // a collapsed group on screen draws its density: its tracks are asked for too
+    const dense = collapsedTracksIn(this.layout, top, bottom);
+    return { need: [...tracksIn(this.layout, top, bottom), ...dense], want: [...tracksIn(this.layout, top - this.mainH, bottom + this.mainH), ...dense] };
   }
 
   private ensureData(need: number[], want: number[]): Entry | undefined {
@@ -467,6 +474,12 @@ export class TimelineController {
         if (!s || y + tp.h < 0 || y > H) continue;
         drawCounter(ctx, s, tp.track.max, y, tp.h - 5, vp, pal);
       }
+      const density = pal.dark ? "rgba(154,164,174,0.55)" : "rgba(89,99,110,0.45)";
+      for (const l of lines) {
+        const y = l.y - this.scrollY;
+        if (l.kind !== "group" || !l.collapsed || !l.members?.length || y + l.h < 0 || y > H) continue;
+        drawDensity(ctx, w, l.members, y + 3, l.h - 6, vp, density);
+      }
     }
     this.drawOverlays(ctx, vp);
     this.drawLabels(ctx);
@@ -510,23 +523,23 @@ export class TimelineController {
       ctx.fillRect(b - 1, 0, 1, vp.height);
     }
     if (this.marks.length) {
-      ctx.strokeStyle = pal.accent;
-      ctx.lineWidth = 1.5;
       const lo = this.base + this.view.t0;
       const hi = this.base + this.view.t1;
+      const boxes: { x: number; y: number; w: number }[] = [];
       for (const m of this.marks) {
         if (m.start > hi || m.start + m.dur < lo) continue;
         const b = this.boxOf(m);
-        if (!b || b.y + ROW_H < 0 || b.y > vp.height) continue;
-        ctx.strokeRect(b.x - 0.5, b.y, Math.max(b.w, 2) + 1, ROW_H - 1);
+        if (b && b.y + ROW_H >= 0 && b.y <= vp.height) boxes.push(b);
       }
+      outlineBoxes(ctx, boxes, pal.accent);
     }
     if (this.current) {
       const b = this.boxOf(this.current);
       if (b) {
+        // outside the box, as the marks
         ctx.strokeStyle = pal.accent;
-        ctx.lineWidth = 2.5;
-        ctx.strokeRect(b.x - 1, b.y - 1, Math.max(b.w, 2) + 2, ROW_H + 1);
+        ctx.lineWidth = 2;
+        ctx.strokeRect(b.x - 1.5, b.y - 0.5, Math.max(b.w, 1) + 3, ROW_H + 0.5);
       }
     }
     if (this.selection) {
@@ -823,6 +836,7 @@ export class TimelineController {
     if (hit) {
       text = `${hit.name}\n${formatTime(hit.dur)}`;
       if (hit.count > 1) text += ` · ${hit.count.toLocaleString("en-US")} merged events (click to zoom)`;
+      if (hit.count > 1 && hit.major !== hit.name) text += `\nmostly ${hit.major}`;
       else text += ` · at ${formatTime(hit.start - this.base)}`;
     } else if (p.x >= LABEL_W) {
       const r = rowAt(this.layout, p.y + this.scrollY);
@@ -868,6 +882,7 @@ function emptyWindow(start: number, end: number, px: number): TlWindow {
     row: new Int32Array(0),
     name: new Uint32Array(0),
     cnt: new Uint32Array(0),
+    major: new Uint32Array(0),
     track: new Uint16Array(0),
     depth: new Uint16Array(0),
     kind: new Uint8Array(0),

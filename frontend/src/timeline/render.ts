@@ -20,10 +20,10 @@ export interface Palette {
   text: string;
   memcpy: string;
   memset: string;
-  /** boxes of several events with different names: grey, striped (the strip; the colour without a DOM) */
+  /** events without a name: grey, striped (the strip; the colour without a DOM) */
   merged: string;
   mergedStrip: HTMLCanvasElement | null;
-  /** stripes drawn over a box of several events that share a name (in that name's colour) */
+  /** stripes drawn over a box of several events, in the colour of the name covering most of it */
   hatchStrip: HTMLCanvasElement | null;
   stepA: string;
   stepB: string;
@@ -185,7 +185,7 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     ty[id] = p.y - scrollY;
     tRows[id] = p.rowsShown;
   }
-  const { startUs, durUs, track, depth, cnt, name } = w;
+  const { startUs, durUs, track, depth, cnt, major } = w;
   const counts = new Int32Array(NCOLORS + 1);
   let nv = 0;
   for (let i = 0; i < w.count; i++) {
@@ -200,7 +200,7 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     const a = (startUs[i]! - left) * scale;
     const b = a + durUs[i]! * scale;
     if (b < 0 || a > width) continue;
-    const c = s.nameColor[name[i]!]!;
+    const c = s.nameColor[major[i]!]!; // a merged box: the colour of the name covering most of it
     s.vis[nv] = i;
     s.col[nv] = c;
     counts[c + 1]!++;
@@ -235,7 +235,7 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
       else ctx.fillRect(x0 + a, y + 0.5, bw, ROW_H - 1.5);
     }
   }
-  // boxes of several events of one name: stripes over their colour (mixed names are striped grey)
+  // boxes of several events: light stripes over their colour
   const hatch = pal.hatchStrip;
   for (let k2 = 0; hatch && k2 < nv; k2++) {
     const i = s.vis[k2]!;
@@ -258,16 +258,77 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     const bw = b - a;
     if (bw < TEXT_MIN_PX) continue;
     const y = ty[track[i]!]! + depth[i]! * ROW_H;
-    ctx.fillStyle = s.nameColor[name[i]!] === MERGED ? pal.fg : pal.text;
-    const label = fitText(boxName(w.names[name[i]!] ?? "", cnt[i]!), bw - 6);
+    ctx.fillStyle = s.col[k2] === MERGED ? pal.fg : pal.text;
+    const label = fitText(boxName(w.names[w.name[i]!] ?? "", cnt[i]!), bw - 6);
     if (label) ctx.fillText(label, x0 + a + 3, y + ROW_H / 2);
   }
   ctx.restore();
   return nv;
 }
 
+/** A collapsed group's density strip: per pixel column, the time its tracks' events cover there (all
+ * rows summed), scaled to the busiest column, drawn as bars up from the bottom of [y, y + h). */
+export function drawDensity(ctx: CanvasRenderingContext2D, w: TlWindow, members: number[], y: number, h: number, vp: Viewport, colour: string): void {
+  const { view, base, x0, width } = vp;
+  const cols = Math.max(1, Math.ceil(width));
+  const bins = new Float64Array(cols);
+  let maxId = 0;
+  for (const t of members) maxId = Math.max(maxId, t);
+  const member = new Uint8Array(maxId + 1);
+  for (const t of members) member[t] = 1;
+  const scale = width / (view.t1 - view.t0);
+  const left = base + view.t0;
+  for (let i = 0; i < w.count; i++) {
+    const t = w.track[i]!;
+    if (t > maxId || !member[t]) continue;
+    const a0 = (w.startUs[i]! - left) * scale;
+    const b0 = a0 + Math.max(w.durUs[i]! * scale, 0.05); // an instant still shows
+    if (b0 <= 0 || a0 >= cols) continue;
+    let a = Math.max(0, a0);
+    const b = Math.min(cols, b0);
+    while (a < b) {
+      const k = Math.floor(a);
+      const next = Math.min(b, k + 1);
+      bins[k]! += next - a;
+      a = next;
+    }
+  }
+  let max = 0;
+  for (const v of bins) max = Math.max(max, v);
+  if (!(max > 0)) return;
+  ctx.fillStyle = colour;
+  for (let k = 0; k < cols; k++) {
+    const bh = (bins[k]! / max) * h;
+    if (bh > 0) ctx.fillRect(x0 + k, y + h - bh, 1, bh);
+  }
+}
+
+/** Outline boxes (search matches; x, y of a row's top, w in css px) without covering them: on each row,
+ * boxes closer than 3 px are joined into one span, outlined just outside it (the sides beside it, the top
+ * and bottom in the gaps between rows). Returns the number of spans outlined. */
+export function outlineBoxes(ctx: CanvasRenderingContext2D, boxes: { x: number; y: number; w: number }[], colour: string): number {
+  const sorted = [...boxes].sort((p, q) => p.y - q.y || p.x - q.x);
+  ctx.strokeStyle = colour;
+  ctx.lineWidth = 1;
+  let spans = 0;
+  for (let k = 0; k < sorted.length; ) {
+    const first = sorted[k]!;
+    let end = first.x + Math.max(first.w, 1);
+    let j = k + 1;
+    while (j < sorted.length && sorted[j]!.y === first.y && sorted[j]!.x <= end + 3) {
+      end = Math.max(end, sorted[j]!.x + Math.max(sorted[j]!.w, 1));
+      j++;
+    }
+    // boxes fill [x, x + w) × [y + 0.5, y + ROW_H - 1): a 1 px line centred 1 px outside each side
+    ctx.strokeRect(first.x - 1, first.y, end - first.x + 2, ROW_H - 0.5);
+    spans++;
+    k = j;
+  }
+  return spans;
+}
+
 /** A box of events with different names: the binary answer names it "" (the JSON "<n> events"). It is
- * drawn grey; a box of events sharing one name keeps that name's colour. */
+ * drawn in the colour of its `major` name (the one covering most of its time). */
 export function isMixed(name: string): boolean {
   return name === "" || /^\d+ events$/.test(name);
 }

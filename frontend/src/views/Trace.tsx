@@ -364,7 +364,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         <span className="tl-spacer" />
         {tracks.moved > 0 && (
           <span className="muted" data-testid="timeline-moved" title="Events that overlap another event of their depth without nesting are drawn in overlap lanes at the bottom of their track">
-            {formatCount(tracks.moved)} events moved to extra lanes
+            {formatCount(tracks.moved)} {tracks.moved === 1 ? "event" : "events"} moved to extra lanes
           </span>
         )}
         <span

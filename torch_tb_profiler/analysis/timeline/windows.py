@@ -26,6 +26,7 @@ class Window:
     kind: np.ndarray  # uint8, KINDS index
     row: np.ndarray  # int32, -1 for a merged box
     name: np.ndarray  # index into names; 0 ("") for a box of mixed names
+    major: np.ndarray  # index into names: the name covering most of the box's time (``name`` when one)
     names: list[str]
     count: np.ndarray
     track: np.ndarray
@@ -73,9 +74,11 @@ def window(idx: TimelineIndex, start: float, end: float, px: int, tracks: list[i
     )
     head_rows = sel[heads]
     name_code = np.where(same_name, codes[heads], -1)
-    used, local = np.unique(name_code, return_inverse=True)
+    major_code = _major_names(group, heads, codes, e - t, same_name, len(idx.names))
+    used, local = np.unique(np.concatenate((name_code, major_code)), return_inverse=True)
     names = [""] + [str(idx.names[c]) for c in used.tolist() if c >= 0]
     local = local.ravel() + (0 if used.size and used[0] == -1 else 1)
+    local, major = local[: heads.size], local[heads.size :]
     single = count == 1
     counters = {}
     wanted = idx.counters.keys() if tracks is None else [t for t in tracks if t in idx.counters]
@@ -92,12 +95,41 @@ def window(idx: TimelineIndex, start: float, end: float, px: int, tracks: list[i
         kind=idx.kind[head_rows],
         row=np.where(single, idx.row[head_rows], -1).astype(np.int32),
         name=local.astype(np.uint32),
+        major=major.astype(np.uint32),
         names=names,
         count=count,
         track=idx.track[head_rows],
         depth=idx.depth[head_rows],
         counters=counters,
     )
+
+
+def _major_names(
+    group: np.ndarray,
+    heads: np.ndarray,
+    codes: np.ndarray,
+    dur: np.ndarray,
+    same_name: np.ndarray,
+    n_names: int,
+) -> np.ndarray:
+    """Per box, the name code covering most of its time (ties: more events, then the smaller code);
+    a box's events never overlap (one row), so that is its dominant colour."""
+    out = codes[heads].astype(np.int64)
+    mixed = ~same_name
+    if not mixed.any():
+        return out
+    ev = mixed[group]  # the events of boxes of mixed names
+    g = group[ev].astype(np.int64)
+    key = g * max(1, n_names) + codes[ev]
+    uniq, inv = np.unique(key, return_inverse=True)
+    inv = inv.ravel()
+    total = np.bincount(inv, weights=dur[ev], minlength=uniq.size)
+    count = np.bincount(inv, minlength=uniq.size)
+    box = uniq // max(1, n_names)
+    order = np.lexsort((uniq, -count, -total, box))
+    first = order[np.r_[True, box[order][1:] != box[order][:-1]]]
+    out[box[first]] = uniq[first] % max(1, n_names)
+    return out
 
 
 def _merge_groups(t: np.ndarray, e: np.ndarray, seg_first: np.ndarray, res: float) -> np.ndarray:
