@@ -77,9 +77,9 @@ describe("search marks", () => {
     expect(outlineBoxes(ctx, boxes, pal.accent)).toBe(3);
     const rects = ops.filter((o) => o.op === "strokeRect");
     expect(rects.map((o) => o.style)).toEqual([pal.accent, pal.accent, pal.accent]);
-    // a 1 px line centred 1 px outside: it never reaches into a box's [x, x + w) × [y + 0.5, y + ROW_H - 1)
+    // 1 px lines on whole pixels outside: they never reach into a box's [x, x + w) × [y + 0.5, y + ROW_H - 1)
     for (const [x, y, w, h] of rects.map((o) => o.args) as [number, number, number, number][]) {
-      const inside = boxes.filter((b) => b.y === y && b.x >= x && b.x + b.w <= x + w);
+      const inside = boxes.filter((b) => b.y === y + 0.5 && b.x >= x && b.x + b.w <= x + w);
       expect(inside.length).toBeGreaterThan(0);
       for (const b of inside) {
         expect(x + 0.5).toBeLessThanOrEqual(b.x);
@@ -88,7 +88,7 @@ describe("search marks", () => {
         expect(y + h - 0.5).toBeGreaterThanOrEqual(b.y + ROW_H - 1);
       }
     }
-    expect(rects[0]!.args).toEqual([99, 20, 105 - 100 + 2, ROW_H - 0.5]);
+    expect(rects[0]!.args).toEqual([99.5, 19.5, 6, ROW_H]);
   });
 });
 

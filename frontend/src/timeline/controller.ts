@@ -231,6 +231,17 @@ export class TimelineController {
     return x < LABEL_W ? null : this.base + xToTime(this.view, this.areaW, x - LABEL_W);
   }
 
+  /** The client x of a trace time (absolute µs), and the client y of an event row's middle (null when
+   * the row is not drawn): the test hook's geometry. */
+  clientX(t: number): number {
+    return this.el.main.getBoundingClientRect().left + LABEL_W + ((t - this.base - this.view.t0) / (this.view.t1 - this.view.t0)) * this.areaW;
+  }
+
+  clientRowY(track: number, depth: number): number | null {
+    const y = this.rowTop(track, depth);
+    return y === null ? null : this.el.main.getBoundingClientRect().top + y + ROW_H / 2;
+  }
+
   private vp(height: number): Viewport {
     return { view: this.view, base: this.base, x0: LABEL_W, width: this.areaW, height, scrollY: this.scrollY };
   }

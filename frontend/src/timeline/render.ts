@@ -319,8 +319,11 @@ export function outlineBoxes(ctx: CanvasRenderingContext2D, boxes: { x: number; 
       end = Math.max(end, sorted[j]!.x + Math.max(sorted[j]!.w, 1));
       j++;
     }
-    // boxes fill [x, x + w) × [y + 0.5, y + ROW_H - 1): a 1 px line centred 1 px outside each side
-    ctx.strokeRect(first.x - 1, first.y, end - first.x + 2, ROW_H - 0.5);
+    // boxes fill [x, x + w) × [y + 0.5, y + ROW_H - 1): a crisp 1 px line in the pixel column before
+    // and after the span, and in the free pixel rows above and below it
+    const left = Math.floor(first.x) - 0.5;
+    const top = Math.round(first.y) - 0.5;
+    ctx.strokeRect(left, top, Math.ceil(end) + 0.5 - left, ROW_H);
     spans++;
     k = j;
   }
