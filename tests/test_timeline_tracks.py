@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import collections
+import itertools
 from pathlib import Path
+
+import numpy as np
 
 from tests.fixtures.trace_builder import TraceBuilder
 from tests.test_timeline import BASE
@@ -73,3 +77,25 @@ def test_a_box_of_mixed_names_reports_the_name_covering_most_of_it(tmp_path: Pat
     for n, m, c in boxes:
         if n:
             assert n == m, (n, m, c)
+
+
+def test_major_names_match_a_count_by_hand() -> None:
+    rng = np.random.default_rng(1)
+    group = np.sort(rng.integers(0, 300, 5000))
+    codes = rng.integers(0, 6, 5000).astype(np.int32)
+    dur = rng.integers(0, 4, 5000).astype(np.float64)  # ties in total time are common
+    heads = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    same = np.minimum.reduceat(codes, heads) == np.maximum.reduceat(codes, heads)
+    bounds = [*heads.tolist(), group.size]
+    expected = []
+    for a, b in itertools.pairwise(bounds):
+        total: dict[int, float] = collections.defaultdict(float)
+        count: collections.Counter[int] = collections.Counter()
+        for c, d in zip(codes[a:b].tolist(), dur[a:b].tolist(), strict=True):
+            total[c] += d
+            count[c] += 1
+        expected.append(min(total, key=lambda c: (-total[c], -count[c], c)))
+    # 6 names, and a name table too large to pack key and position in one int64 (the argsort path)
+    for n_names in (6, 2**45):
+        got = windows._major_names(group, heads, codes, dur, same, n_names)
+        assert got.tolist() == expected
