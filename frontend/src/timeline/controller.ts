@@ -5,7 +5,7 @@
 
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
 import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
-import { type Layout, ROW_H, buildLayout, collapsedTracksIn, groupKey, lineAt, rowAt, toggle, trackKey, tracksIn } from "./layout";
+import { type Layout, ROW_H, buildLayout, groupKey, lineAt, rowAt, toggle, trackKey, tracksIn } from "./layout";
 import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
 import {
   AXIS_H,
@@ -61,8 +61,6 @@ export interface Hit {
   index: number;
   id: string | null;
   name: string;
-  /** the name covering most of a merged box's time */
-  major: string;
   start: number;
   dur: number;
   count: number;
@@ -329,7 +327,6 @@ export class TimelineController {
       index: best,
       id: itemId(w, best),
       name: boxName(w.names[w.name[best]!] ?? "", w.cnt[best]!),
-      major: w.names[w.major[best]!] ?? "",
       start: w.startUs[best]!,
       dur: w.durUs[best]!,
       count: w.cnt[best]!,
@@ -344,9 +341,7 @@ export class TimelineController {
   private wantedTracks(): { need: number[]; want: number[] } {
     const top = this.scrollY;
     const bottom = this.scrollY + this.mainH;
-    // a collapsed group on screen draws its density: its tracks are asked for too
-    const dense = collapsedTracksIn(this.layout, top, bottom);
-    return { need: [...tracksIn(this.layout, top, bottom), ...dense], want: [...tracksIn(this.layout, top - this.mainH, bottom + this.mainH), ...dense] };
+    return { need: tracksIn(this.layout, top, bottom), want: tracksIn(this.layout, top - this.mainH, bottom + this.mainH) };
   }
 
   private ensureData(need: number[], want: number[]): Entry | undefined {
@@ -847,7 +842,6 @@ export class TimelineController {
     if (hit) {
       text = `${hit.name}\n${formatTime(hit.dur)}`;
       if (hit.count > 1) text += ` · ${hit.count.toLocaleString("en-US")} merged events (click to zoom)`;
-      if (hit.count > 1 && hit.major !== hit.name) text += `\nmostly ${hit.major}`;
       else text += ` · at ${formatTime(hit.start - this.base)}`;
     } else if (p.x >= LABEL_W) {
       const r = rowAt(this.layout, p.y + this.scrollY);
