@@ -207,7 +207,8 @@ export function MemoryView(p: ViewProps): ReactNode {
       },
       legend: { top: 0 },
       grid: { left: 80, right: 24, top: 36, bottom: 64 },
-      xAxis: { type: "value", name: "ms", min: "dataMin", max: "dataMax", axisLabel: { formatter: (v: number) => String(Number(v.toFixed(3))) } },
+      // labels on the round ticks only: not at the curve's first and last times
+      xAxis: { type: "value", name: "ms", min: "dataMin", max: "dataMax", axisLabel: { showMinLabel: false, showMaxLabel: false, formatter: (v: number) => String(Number(v.toFixed(3))) } },
       yAxis: { type: "value", min: y.min, max: y.max, interval: y.interval, axisLabel: { formatter: y.label } },
       dataZoom: [zoom, { type: "inside", xAxisIndex: 0, filterMode: "none" }],
       series: c.relative
