@@ -81,6 +81,8 @@ export class TimelineController {
   private readonly cache = new WindowCache(16);
   private readonly scratch = new Scratch();
   private drawn: TlWindow | null = null;
+  /** the tracks the drawn answer holds (null: all) */
+  private drawnTracks: ReadonlySet<number> | null = null;
   private frame = 0;
   private cssW = 0;
   private mainH = 0;
@@ -431,6 +433,7 @@ export class TimelineController {
     const entry = this.ensureData(need, want);
     const best = entry?.data ? entry : this.cache.best(this.view, this.base, need);
     this.drawn = best?.data ?? null;
+    this.drawnTracks = best?.tracks ?? null;
     const boxes = this.drawMain();
     this.drawRulerCanvas();
     this.drawMinimap();
@@ -480,12 +483,16 @@ export class TimelineController {
         if (!s || y + tp.h < 0 || y > H) continue;
         drawCounter(ctx, s, tp.track.max, y, tp.h - 5, vp, pal);
       }
-      const density = pal.dark ? "rgba(154,164,174,0.55)" : "rgba(89,99,110,0.45)";
-      for (const l of lines) {
-        const y = l.y - this.scrollY;
-        if (l.kind !== "group" || !l.collapsed || !l.members?.length || y + l.h < 0 || y > H) continue;
-        drawDensity(ctx, w, l.members, y + 3, l.h - 6, vp, density);
-      }
+    }
+    // a collapsed group's density strip: from the drawn answer when it holds the group's tracks, else
+    // from the overview's answer (collapsing never asks for more events: the answer stays small)
+    const density = pal.dark ? "rgba(154,164,174,0.55)" : "rgba(89,99,110,0.45)";
+    for (const l of lines) {
+      const y = l.y - this.scrollY;
+      if (l.kind !== "group" || !l.collapsed || !l.members?.length || y + l.h < 0 || y > H) continue;
+      const held = this.drawnTracks;
+      const src = w && (held === null || l.members.every((t) => held.has(t))) ? w : this.minimapData;
+      if (src) drawDensity(ctx, src, l.members, y + 3, l.h - 6, vp, density);
     }
     this.drawOverlays(ctx, vp);
     this.drawLabels(ctx);

@@ -117,14 +117,11 @@ export function toggle(set: ReadonlySet<string>, key: string): Set<string> {
   return next;
 }
 
-/** Ids of the tracks drawn in [y0, y1) (track-area pixels), in layout order: those whose lines overlap
- * it, and the event tracks of the collapsed groups whose headers do (their density strips). */
+/** Ids of the tracks whose lines overlap [y0, y1) (track-area pixels), in layout order. */
 export function tracksIn(layout: Layout, y0: number, y1: number): number[] {
   const out: number[] = [];
   for (const l of layout.lines) {
-    if (l.y >= y1 || l.y + l.h <= y0) continue;
-    if (l.kind === "track" && l.place) out.push(l.place.track.id);
-    else if (l.kind === "group" && l.collapsed && l.members) out.push(...l.members);
+    if (l.kind === "track" && l.place && l.y < y1 && l.y + l.h > y0) out.push(l.place.track.id);
   }
   return out;
 }
