@@ -81,13 +81,13 @@ export class TimelineController {
   private readonly cache = new WindowCache(16);
   private readonly scratch = new Scratch();
   private drawn: TlWindow | null = null;
-  /** the tracks the drawn answer holds (null: all) */
-  private drawnTracks: ReadonlySet<number> | null = null;
   private frame = 0;
   private cssW = 0;
   private mainH = 0;
   private minimapData: TlWindow | null = null;
   private minimapCtl: AbortController | null = null;
+  /** the tracks the drawn answer holds (null: all) */
+  private drawnTracks: ReadonlySet<number> | null = null;
   private selection: { place: TlPlace; links: TlLink[] } | null = null;
   private marks: TlPlace[] = [];
   private current: TlPlace | null = null;
