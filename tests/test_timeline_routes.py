@@ -59,7 +59,7 @@ def long_names(folder: Path) -> None:
 
 
 def decode_bin(body: bytes) -> tuple[dict, dict[str, np.ndarray]]:
-    assert body[:4] == b"TLW1"
+    assert body[:4] == b"TLW2"
     (size,) = struct.unpack("<I", body[4:8])
     header = json.loads(body[8 : 8 + size])
     at, n, cols = 8 + size, header["count"], {}
@@ -98,6 +98,7 @@ def test_tracks_and_binary_window_equal_json(tb: TensorBoard) -> None:
             ident,
         )
         assert item["start_us"] == cols["ts"][i]
+        assert item.get("major", item["name"]) == (header["names"][cols["major"][i]] or name)
         assert item["dur_us"] == pytest.approx(float(cols["dur"][i]), rel=1e-6)
 
 

@@ -107,6 +107,8 @@ describe("docs/api.md examples through the readers", () => {
     expect(w).toMatchObject({ start: 1, end: 2, px: 2000, resolution: 0.0005, count: 2 });
     expect(w.names[w.name[1] ?? 0]).toBe("12 events");
     expect([...w.cnt]).toEqual([1, 12]);
+    expect(w.names[w.major[1] ?? 0]).toBe("volta_sgemm_128x64_nn");
+    expect(w.names[w.major[0] ?? 0]).toBe("aten::mm");
     expect([...w.row]).toEqual([17, -1]);
     expect(w.kinds[w.kind[0] ?? 0]).toBe("op");
     expect([...(w.counters.get(9)?.values ?? [])]).toEqual([0.5, 0.7]);

@@ -31,7 +31,7 @@ from torch_tb_profiler.views.common import (
     profile_param,
 )
 
-MAGIC = b"TLW1"
+MAGIC = b"TLW2"
 SEARCH_MAX_BYTES = 4 * 1024 * 1024  # one search answer's JSON, whatever the names' lengths (docs/api.md)
 _encode = msgspec.json.Encoder().encode  # as json_response writes it
 # binary columns, in order: (Window attribute, dtype); widest first so that every column stays aligned
@@ -41,6 +41,7 @@ COLUMNS = (
     ("row", "<i4"),
     ("name", "<u4"),
     ("count", "<u4"),
+    ("major", "<u4"),
     ("track", "<u2"),
     ("depth", "<u2"),
     ("kind", "u1"),
@@ -158,8 +159,9 @@ def window(request: Request, store: RunStore) -> Any:
                 "name": w.names[n] or f"{c} events",
                 "count": c,
                 "id": i,
+                **({"major": w.names[m]} if c > 1 else {}),
             }
-            for tr, d, t, du, n, c, i in zip(
+            for tr, d, t, du, n, c, i, m in zip(
                 w.track.tolist(),
                 w.depth.tolist(),
                 w.ts.tolist(),
@@ -167,6 +169,7 @@ def window(request: Request, store: RunStore) -> Any:
                 w.name.tolist(),
                 w.count.tolist(),
                 ids,
+                w.major.tolist(),
                 strict=True,
             )
         ]

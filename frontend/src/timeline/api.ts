@@ -117,6 +117,8 @@ export interface TlWindow {
   row: Int32Array;
   name: Uint32Array;
   cnt: Uint32Array;
+  /** per box, the name (index into names) covering most of its time: its colour */
+  major: Uint32Array;
   track: Uint16Array;
   depth: Uint16Array;
   kind: Uint8Array;
@@ -145,17 +147,22 @@ export function readWindowJson(d: unknown): TlWindow {
     row: new Int32Array(n),
     name: new Uint32Array(n),
     cnt: new Uint32Array(n),
+    major: new Uint32Array(n),
     track: new Uint16Array(n),
     depth: new Uint16Array(n),
     kind: new Uint8Array(n),
   };
-  items.forEach((it, i) => {
-    const nm = str(it, "name");
+  const nameCode = (nm: string): number => {
     let ni = nameIdx.get(nm);
     if (ni === undefined) {
       ni = names.push(nm) - 1;
       nameIdx.set(nm, ni);
     }
+    return ni;
+  };
+  items.forEach((it, i) => {
+    const ni = nameCode(str(it, "name"));
+    const major = get(it, "major");
     const id = get(it, "id");
     let row = -1;
     let kind = "";
@@ -174,6 +181,7 @@ export function readWindowJson(d: unknown): TlWindow {
     w.row[i] = row;
     w.name[i] = ni;
     w.cnt[i] = num(it, "count") ?? 1;
+    w.major[i] = typeof major === "string" ? nameCode(major) : ni;
     w.track[i] = num(it, "track") ?? 0;
     w.depth[i] = num(it, "depth") ?? 0;
     w.kind[i] = ki;

@@ -16,11 +16,13 @@ import {
   boxName,
   counterValueAt,
   drawCounter,
+  drawDensity,
   drawEvents,
   drawGrid,
   drawRuler,
   fitText,
   makePalette,
+  outlineBoxes,
   setupCanvas,
 } from "./render";
 
@@ -84,6 +86,8 @@ export class TimelineController {
   private mainH = 0;
   private minimapData: TlWindow | null = null;
   private minimapCtl: AbortController | null = null;
+  /** the tracks the drawn answer holds (null: all) */
+  private drawnTracks: ReadonlySet<number> | null = null;
   private selection: { place: TlPlace; links: TlLink[] } | null = null;
   private marks: TlPlace[] = [];
   private current: TlPlace | null = null;
@@ -225,6 +229,17 @@ export class TimelineController {
    * the label column. */
   timeAtX(x: number): number | null {
     return x < LABEL_W ? null : this.base + xToTime(this.view, this.areaW, x - LABEL_W);
+  }
+
+  /** The client x of a trace time (absolute µs), and the client y of an event row's middle (null when
+   * the row is not drawn): the test hook's geometry. */
+  clientX(t: number): number {
+    return this.el.main.getBoundingClientRect().left + LABEL_W + ((t - this.base - this.view.t0) / (this.view.t1 - this.view.t0)) * this.areaW;
+  }
+
+  clientRowY(track: number, depth: number): number | null {
+    const y = this.rowTop(track, depth);
+    return y === null ? null : this.el.main.getBoundingClientRect().top + y + ROW_H / 2;
   }
 
   private vp(height: number): Viewport {
@@ -418,6 +433,7 @@ export class TimelineController {
     const entry = this.ensureData(need, want);
     const best = entry?.data ? entry : this.cache.best(this.view, this.base, need);
     this.drawn = best?.data ?? null;
+    this.drawnTracks = best?.tracks ?? null;
     const boxes = this.drawMain();
     this.drawRulerCanvas();
     this.drawMinimap();
@@ -468,6 +484,16 @@ export class TimelineController {
         drawCounter(ctx, s, tp.track.max, y, tp.h - 5, vp, pal);
       }
     }
+    // a collapsed group's density strip: from the drawn answer when it holds the group's tracks, else
+    // from the overview's answer (collapsing never asks for more events: the answer stays small)
+    const density = pal.dark ? "rgba(154,164,174,0.55)" : "rgba(89,99,110,0.45)";
+    for (const l of lines) {
+      const y = l.y - this.scrollY;
+      if (l.kind !== "group" || !l.collapsed || !l.members?.length || y + l.h < 0 || y > H) continue;
+      const held = this.drawnTracks;
+      const src = w && (held === null || l.members.every((t) => held.has(t))) ? w : this.minimapData;
+      if (src) drawDensity(ctx, src, l.members, y + 3, l.h - 6, vp, density);
+    }
     this.drawOverlays(ctx, vp);
     this.drawLabels(ctx);
     if (this.error) {
@@ -510,23 +536,23 @@ export class TimelineController {
       ctx.fillRect(b - 1, 0, 1, vp.height);
     }
     if (this.marks.length) {
-      ctx.strokeStyle = pal.accent;
-      ctx.lineWidth = 1.5;
       const lo = this.base + this.view.t0;
       const hi = this.base + this.view.t1;
+      const boxes: { x: number; y: number; w: number }[] = [];
       for (const m of this.marks) {
         if (m.start > hi || m.start + m.dur < lo) continue;
         const b = this.boxOf(m);
-        if (!b || b.y + ROW_H < 0 || b.y > vp.height) continue;
-        ctx.strokeRect(b.x - 0.5, b.y, Math.max(b.w, 2) + 1, ROW_H - 1);
+        if (b && b.y + ROW_H >= 0 && b.y <= vp.height) boxes.push(b);
       }
+      outlineBoxes(ctx, boxes, pal.accent);
     }
     if (this.current) {
       const b = this.boxOf(this.current);
       if (b) {
+        // outside the box, as the marks
         ctx.strokeStyle = pal.accent;
-        ctx.lineWidth = 2.5;
-        ctx.strokeRect(b.x - 1, b.y - 1, Math.max(b.w, 2) + 2, ROW_H + 1);
+        ctx.lineWidth = 2;
+        ctx.strokeRect(b.x - 1.5, b.y - 0.5, Math.max(b.w, 1) + 3, ROW_H + 0.5);
       }
     }
     if (this.selection) {
@@ -601,7 +627,9 @@ export class TimelineController {
     const ctx = setupCanvas(this.el.ruler, this.cssW, STEPS_H + AXIS_H);
     if (!ctx) return;
     const vp = this.vp(STEPS_H + AXIS_H);
-    drawRuler(ctx, this.tracks.steps, vp, this.cssW, this.pal, this.tracks.steps.length ? "Steps" : "");
+    const ticks = JSON.stringify(drawRuler(ctx, this.tracks.steps, vp, this.cssW, this.pal, this.tracks.steps.length ? "Steps" : ""));
+    // the axis' labels, for tests and screen readers
+    if (this.el.root.dataset.ticks !== ticks) this.el.root.dataset.ticks = ticks;
     ctx.fillStyle = this.pal.muted;
     ctx.font = "11px system-ui, sans-serif";
     ctx.fillText(`${formatTime(this.view.t1 - this.view.t0)} shown`, 6, STEPS_H + AXIS_H / 2);
@@ -866,6 +894,7 @@ function emptyWindow(start: number, end: number, px: number): TlWindow {
     row: new Int32Array(0),
     name: new Uint32Array(0),
     cnt: new Uint32Array(0),
+    major: new Uint32Array(0),
     track: new Uint16Array(0),
     depth: new Uint16Array(0),
     kind: new Uint8Array(0),

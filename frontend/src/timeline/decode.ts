@@ -1,11 +1,11 @@
-// The `format=bin` window answer (docs/api.md): "TLW1" · u32 header length H · H bytes of JSON header
+// The `format=bin` window answer (docs/api.md): "TLW2" · u32 header length H · H bytes of JSON header
 // (8 + H a multiple of 8) · n values of each column. Every column is a typed array over the answer's
 // own buffer: decoding costs the header's JSON.parse and nothing per event.
 
 import { arr, get, num } from "../lib/pick";
 import { type TlWindow, readCounters } from "./api";
 
-export const MAGIC = "TLW1";
+export const MAGIC = "TLW2";
 
 export class DecodeError extends Error {
   override name = "DecodeError";
@@ -22,7 +22,7 @@ export function decodeWindow(buf: ArrayBuffer): TlWindow {
   const n = num(header, "count") ?? 0;
   let off = 8 + h;
   if (off % 8 !== 0) throw new DecodeError("timeline columns are not 8-byte aligned");
-  const need = off + n * (8 + 4 + 4 + 4 + 4 + 2 + 2 + 1);
+  const need = off + n * (8 + 4 + 4 + 4 + 4 + 4 + 2 + 2 + 1);
   if (need > buf.byteLength) throw new DecodeError(`timeline answer holds ${buf.byteLength} bytes, ${need} expected`);
   const take = <T>(make: (b: ArrayBuffer, o: number, len: number) => T, size: number): T => {
     const a = make(buf, off, n);
@@ -44,6 +44,7 @@ export function decodeWindow(buf: ArrayBuffer): TlWindow {
     row: take((b, o, l) => new Int32Array(b, o, l), 4),
     name: take((b, o, l) => new Uint32Array(b, o, l), 4),
     cnt: take((b, o, l) => new Uint32Array(b, o, l), 4),
+    major: take((b, o, l) => new Uint32Array(b, o, l), 4),
     track: take((b, o, l) => new Uint16Array(b, o, l), 2),
     depth: take((b, o, l) => new Uint16Array(b, o, l), 2),
     kind: take((b, o, l) => new Uint8Array(b, o, l), 1),
@@ -56,6 +57,8 @@ export interface EncodeItem {
   row: number;
   name: number;
   count: number;
+  /** the name covering most of a box's time; `name` when left out */
+  major?: number;
   track: number;
   depth: number;
   kind: number;
@@ -70,10 +73,10 @@ export function encodeWindow(header: Record<string, unknown>, items: EncodeItem[
     bytes = new TextEncoder().encode(json);
   }
   const n = items.length;
-  const size = 8 + bytes.length + n * 29;
+  const size = 8 + bytes.length + n * 33;
   const buf = new ArrayBuffer(size);
   const u8 = new Uint8Array(buf);
-  u8.set([84, 76, 87, 49]); // "TLW1"
+  u8.set([84, 76, 87, 50]); // "TLW2"
   new DataView(buf).setUint32(4, bytes.length, true);
   u8.set(bytes, 8);
   let off = 8 + bytes.length;
@@ -89,6 +92,7 @@ export function encodeWindow(header: Record<string, unknown>, items: EncodeItem[
   put((b, o, l) => new Int32Array(b, o, l), 4, (it) => it.row);
   put((b, o, l) => new Uint32Array(b, o, l), 4, (it) => it.name);
   put((b, o, l) => new Uint32Array(b, o, l), 4, (it) => it.count);
+  put((b, o, l) => new Uint32Array(b, o, l), 4, (it) => it.major ?? it.name);
   put((b, o, l) => new Uint16Array(b, o, l), 2, (it) => it.track);
   put((b, o, l) => new Uint16Array(b, o, l), 2, (it) => it.depth);
   put((b, o, l) => new Uint8Array(b, o, l), 1, (it) => it.kind);

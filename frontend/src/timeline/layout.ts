@@ -28,6 +28,8 @@ export interface LayoutLine {
   /** false for a one-row track: nothing to collapse */
   collapsible: boolean;
   group?: TlGroup;
+  /** a group's event tracks (not counters): what its density strip shows while it is collapsed */
+  members?: number[];
   place?: TrackPlace;
 }
 
@@ -56,7 +58,8 @@ export function buildLayout(groups: TlGroup[], tracks: TlTrack[], collapsed: Rea
   for (const g of allGroups) {
     const list = byGroup.get(g.id) ?? [];
     const gc = collapsed.has(groupKey(g.id));
-    lines.push({ kind: "group", key: groupKey(g.id), y, h: GROUP_H, label: g.name, collapsed: gc, collapsible: list.length > 0, group: g });
+    const members = list.filter((t) => t.kind !== "counter").map((t) => t.id);
+    lines.push({ kind: "group", key: groupKey(g.id), y, h: GROUP_H, label: g.name, collapsed: gc, collapsible: list.length > 0, group: g, members });
     y += GROUP_H;
     if (gc) continue;
     for (const t of list) {

@@ -79,27 +79,6 @@ export function ticks(v: Range, step: number): number[] {
   return out;
 }
 
-const UNITS: [number, string][] = [
-  [1e6, "s"],
-  [1e3, "ms"],
-  [1, "µs"],
-  [1e-3, "ns"],
-];
-
-/** The unit to show times in, given the tick step: the largest unit the step is at least 0.1 of. */
-export function unitFor(step: number): [number, string] {
-  for (const u of UNITS) if (step >= u[0] * 0.1 - 1e-12) return u;
-  return [1e-3, "ns"];
-}
-
-/** A tick label: the time in the step's unit, with just the decimals the step needs. */
-export function formatTick(t: number, step: number): string {
-  const [scale, unit] = unitFor(step);
-  const decimals = Math.max(0, Math.min(6, -Math.floor(Math.log10(step / scale) + 1e-9)));
-  const v = t / scale;
-  return `${(Math.abs(v) < 1e-12 ? 0 : v).toFixed(decimals)} ${unit}`;
-}
-
 /** A time (µs) for labels and the details panel: ns, µs, ms or s with 3 significant digits or so. */
 export function formatTime(us: number): string {
   const a = Math.abs(us);

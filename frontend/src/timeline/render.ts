@@ -4,7 +4,8 @@
 
 import type { TlSeries, TlStep, TlWindow } from "./api";
 import { type Layout, ROW_H } from "./layout";
-import { type Range, formatTick, tickStep, ticks } from "./nav";
+import { axisTicks } from "./axis";
+import type { Range } from "./nav";
 
 export interface Palette {
   dark: boolean;
@@ -19,10 +20,10 @@ export interface Palette {
   text: string;
   memcpy: string;
   memset: string;
-  /** boxes of several events with different names: grey, striped (the strip; the colour without a DOM) */
+  /** events without a name: grey, striped (the strip; the colour without a DOM) */
   merged: string;
   mergedStrip: HTMLCanvasElement | null;
-  /** stripes drawn over a box of several events that share a name (in that name's colour) */
+  /** stripes drawn over a box of several events, in the colour of the name covering most of it */
   hatchStrip: HTMLCanvasElement | null;
   stepA: string;
   stepB: string;
@@ -184,7 +185,7 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     ty[id] = p.y - scrollY;
     tRows[id] = p.rowsShown;
   }
-  const { startUs, durUs, track, depth, cnt, name } = w;
+  const { startUs, durUs, track, depth, cnt, major } = w;
   const counts = new Int32Array(NCOLORS + 1);
   let nv = 0;
   for (let i = 0; i < w.count; i++) {
@@ -199,7 +200,7 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     const a = (startUs[i]! - left) * scale;
     const b = a + durUs[i]! * scale;
     if (b < 0 || a > width) continue;
-    const c = s.nameColor[name[i]!]!;
+    const c = s.nameColor[major[i]!]!; // a merged box: the colour of the name covering most of it
     s.vis[nv] = i;
     s.col[nv] = c;
     counts[c + 1]!++;
@@ -234,7 +235,7 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
       else ctx.fillRect(x0 + a, y + 0.5, bw, ROW_H - 1.5);
     }
   }
-  // boxes of several events of one name: stripes over their colour (mixed names are striped grey)
+  // boxes of several events: light stripes over their colour
   const hatch = pal.hatchStrip;
   for (let k2 = 0; hatch && k2 < nv; k2++) {
     const i = s.vis[k2]!;
@@ -257,16 +258,80 @@ export function drawEvents(ctx: CanvasRenderingContext2D, w: TlWindow, layout: L
     const bw = b - a;
     if (bw < TEXT_MIN_PX) continue;
     const y = ty[track[i]!]! + depth[i]! * ROW_H;
-    ctx.fillStyle = s.nameColor[name[i]!] === MERGED ? pal.fg : pal.text;
-    const label = fitText(boxName(w.names[name[i]!] ?? "", cnt[i]!), bw - 6);
+    ctx.fillStyle = s.col[k2] === MERGED ? pal.fg : pal.text;
+    const label = fitText(boxName(w.names[w.name[i]!] ?? "", cnt[i]!), bw - 6);
     if (label) ctx.fillText(label, x0 + a + 3, y + ROW_H / 2);
   }
   ctx.restore();
   return nv;
 }
 
+/** A collapsed group's density strip: per pixel column, the time its tracks' events cover there (all
+ * rows summed), scaled to the busiest column, drawn as bars up from the bottom of [y, y + h). */
+export function drawDensity(ctx: CanvasRenderingContext2D, w: TlWindow, members: number[], y: number, h: number, vp: Viewport, colour: string): void {
+  const { view, base, x0, width } = vp;
+  const cols = Math.max(1, Math.ceil(width));
+  const bins = new Float64Array(cols);
+  let maxId = 0;
+  for (const t of members) maxId = Math.max(maxId, t);
+  const member = new Uint8Array(maxId + 1);
+  for (const t of members) member[t] = 1;
+  const scale = width / (view.t1 - view.t0);
+  const left = base + view.t0;
+  for (let i = 0; i < w.count; i++) {
+    const t = w.track[i]!;
+    if (t > maxId || !member[t]) continue;
+    const a0 = (w.startUs[i]! - left) * scale;
+    const b0 = a0 + Math.max(w.durUs[i]! * scale, 0.05); // an instant still shows
+    if (b0 <= 0 || a0 >= cols) continue;
+    let a = Math.max(0, a0);
+    const b = Math.min(cols, b0);
+    while (a < b) {
+      const k = Math.floor(a);
+      const next = Math.min(b, k + 1);
+      bins[k]! += next - a;
+      a = next;
+    }
+  }
+  let max = 0;
+  for (const v of bins) max = Math.max(max, v);
+  if (!(max > 0)) return;
+  ctx.fillStyle = colour;
+  for (let k = 0; k < cols; k++) {
+    const bh = (bins[k]! / max) * h;
+    if (bh > 0) ctx.fillRect(x0 + k, y + h - bh, 1, bh);
+  }
+}
+
+/** Outline boxes (search matches; x, y of a row's top, w in css px) without covering them: on each row,
+ * boxes closer than 3 px are joined into one span, outlined just outside it (the sides beside it, the top
+ * and bottom in the gaps between rows). Returns the number of spans outlined. */
+export function outlineBoxes(ctx: CanvasRenderingContext2D, boxes: { x: number; y: number; w: number }[], colour: string): number {
+  const sorted = [...boxes].sort((p, q) => p.y - q.y || p.x - q.x);
+  ctx.strokeStyle = colour;
+  ctx.lineWidth = 1;
+  let spans = 0;
+  for (let k = 0; k < sorted.length; ) {
+    const first = sorted[k]!;
+    let end = first.x + Math.max(first.w, 1);
+    let j = k + 1;
+    while (j < sorted.length && sorted[j]!.y === first.y && sorted[j]!.x <= end + 3) {
+      end = Math.max(end, sorted[j]!.x + Math.max(sorted[j]!.w, 1));
+      j++;
+    }
+    // boxes fill [x, x + w) × [y + 0.5, y + ROW_H - 1): a crisp 1 px line in the pixel column before
+    // and after the span, and in the free pixel rows above and below it
+    const left = Math.floor(first.x) - 0.5;
+    const top = Math.round(first.y) - 0.5;
+    ctx.strokeRect(left, top, Math.ceil(end) + 0.5 - left, ROW_H);
+    spans++;
+    k = j;
+  }
+  return spans;
+}
+
 /** A box of events with different names: the binary answer names it "" (the JSON "<n> events"). It is
- * drawn grey; a box of events sharing one name keeps that name's colour. */
+ * drawn in the colour of its `major` name (the one covering most of its time). */
 export function isMixed(name: string): boolean {
   return name === "" || /^\d+ events$/.test(name);
 }
@@ -372,8 +437,8 @@ export function counterValueAt(series: TlSeries, t: number): number | null {
 export const STEPS_H = 18;
 export const AXIS_H = 20;
 
-/** The step ruler (top band) and the time axis under it. */
-export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Viewport, cssW: number, pal: Palette, label: string): void {
+/** The step ruler (top band) and the time axis under it; returns the axis' labels, in order. */
+export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Viewport, cssW: number, pal: Palette, label: string): string[] {
   const { view, base, x0, width } = vp;
   ctx.fillStyle = pal.panel;
   ctx.fillRect(0, 0, cssW, STEPS_H + AXIS_H);
@@ -396,15 +461,15 @@ export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Vi
     ctx.fillStyle = pal.border;
     ctx.fillRect(x0 + a, 0, 1, STEPS_H);
   });
-  const step = tickStep(view.t1 - view.t0, width);
+  const axis = axisTicks(view, width).ticks;
   ctx.fillStyle = pal.muted;
   ctx.strokeStyle = pal.border;
   ctx.beginPath();
-  for (const t of ticks(view, step)) {
+  for (const { t, label: text } of axis) {
     const x = Math.round(x0 + (t - view.t0) * scale) + 0.5;
     ctx.moveTo(x, STEPS_H + AXIS_H - 6);
     ctx.lineTo(x, STEPS_H + AXIS_H);
-    ctx.fillText(formatTick(t, step), x + 3, STEPS_H + AXIS_H / 2 - 2);
+    ctx.fillText(text, x + 3, STEPS_H + AXIS_H / 2 - 2);
   }
   ctx.stroke();
   ctx.restore();
@@ -412,15 +477,15 @@ export function drawRuler(ctx: CanvasRenderingContext2D, steps: TlStep[], vp: Vi
   ctx.fillText(label, 6, STEPS_H / 2);
   ctx.fillStyle = pal.border;
   ctx.fillRect(0, STEPS_H + AXIS_H - 1, cssW, 1);
+  return axis.map((a) => a.label);
 }
 
 /** Vertical grid lines at the axis ticks, behind the events. */
 export function drawGrid(ctx: CanvasRenderingContext2D, vp: Viewport, pal: Palette): void {
   const { view, x0, width, height } = vp;
-  const step = tickStep(view.t1 - view.t0, width);
   const scale = width / (view.t1 - view.t0);
   ctx.fillStyle = pal.dark ? "rgba(255,255,255,0.05)" : "rgba(0,0,0,0.05)";
-  for (const t of ticks(view, step)) ctx.fillRect(Math.round(x0 + (t - view.t0) * scale), 0, 1, height);
+  for (const { t } of axisTicks(view, width).ticks) ctx.fillRect(Math.round(x0 + (t - view.t0) * scale), 0, 1, height);
 }
 
 export function setupCanvas(c: HTMLCanvasElement, cssW: number, cssH: number): CanvasRenderingContext2D | null {

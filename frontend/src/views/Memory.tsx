@@ -6,6 +6,7 @@ import { type Column, DataTable } from "../components/DataTable";
 import { help } from "../lib/columnHelp";
 import { fileSlug } from "../lib/csv";
 import { formatBytes, formatDuration } from "../lib/format";
+import { byteAxis } from "../lib/roundAxis";
 import { arr, bool, isObj, num, str } from "../lib/pick";
 import { useApi } from "../lib/useApi";
 import { spliceCurve } from "./shape";
@@ -189,6 +190,12 @@ export function MemoryView(p: ViewProps): ReactNode {
       sampling: undefined,
       data: x.map((t, i) => [t, ys[i] ?? null]),
     });
+    // round ticks (1, 2, 2.5, 5 × 10^n of one unit) over every value drawn
+    let lo = 0;
+    let hi = 0;
+    for (const ys of c.relative ? [shown.allocated] : [shown.allocated, shown.reserved])
+      for (const v of ys) if (v !== null && Number.isFinite(v)) [lo, hi] = [Math.min(lo, v), Math.max(hi, v)];
+    const y = byteAxis(lo, hi);
     const zoom: Record<string, unknown> = { type: "slider", xAxisIndex: 0, filterMode: "none", bottom: 8 };
     if (start !== null && end !== null) {
       zoom.startValue = (start - c.t0) / 1000;
@@ -202,8 +209,9 @@ export function MemoryView(p: ViewProps): ReactNode {
       },
       legend: { top: 0 },
       grid: { left: 80, right: 24, top: 36, bottom: 64 },
-      xAxis: { type: "value", name: "ms", min: "dataMin", max: "dataMax", axisLabel: { formatter: (v: number) => String(Number(v.toFixed(3))) } },
-      yAxis: { type: "value", axisLabel: { formatter: (v: number) => formatBytes(v) } },
+      // labels on the round ticks only: not at the curve's first and last times
+      xAxis: { type: "value", name: "ms", min: "dataMin", max: "dataMax", axisLabel: { showMinLabel: false, showMaxLabel: false, formatter: (v: number) => String(Number(v.toFixed(3))) } },
+      yAxis: { type: "value", min: y.min, max: y.max, interval: y.interval, axisLabel: { formatter: y.label } },
       dataZoom: [zoom, { type: "inside", xAxisIndex: 0, filterMode: "none" }],
       series: c.relative
         ? [series("Allocated since the first record", shown.allocated)]

@@ -59,6 +59,9 @@ export interface TimelineHook {
   hitTest(x: number, y: number): { id: string | null; name: string; count: number } | null;
   /** client y of a label line: "g:<group id>" or "t:<track id>" (click at a small x to toggle it) */
   labelY(key: string): number | null;
+  /** client x of a trace time (absolute µs); client y of an event row's middle, null when not drawn */
+  x(t: number): number;
+  rowY(track: number, depth: number): number | null;
   view(): Range;
   /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn */
   stats(): { items: number; boxes: number; ms: number; frames: number };
@@ -202,6 +205,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         return h ? { id: h.id, name: h.name, count: h.count } : null;
       },
       labelY: (key) => ctl.labelY(key),
+      x: (t) => ctl.clientX(t),
+      rowY: (track, depth) => ctl.clientRowY(track, depth),
       view: () => ctl.view,
       stats: () => ctl.stats,
     };
@@ -364,7 +369,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         <span className="tl-spacer" />
         {tracks.moved > 0 && (
           <span className="muted" data-testid="timeline-moved" title="Events that overlap another event of their depth without nesting are drawn in overlap lanes at the bottom of their track">
-            {formatCount(tracks.moved)} events moved to extra lanes
+            {formatCount(tracks.moved)} {tracks.moved === 1 ? "event" : "events"} moved to extra lanes
           </span>
         )}
         <span

@@ -187,6 +187,8 @@ def build_index(profile: Profile) -> TimelineIndex:
             continue
         dev = t["device"].to_numpy(np.int64)
         stream = t["stream"].to_numpy(np.int64) if "stream" in t else np.zeros(len(t), np.int64)
+        if k == "ann":
+            stream = _annotation_streams(t, stream)
         span = int(stream.max() - stream.min()) + 1
         inv, uniq = pd.factorize((dev - dev.min()) * span + (stream - stream.min()), sort=False)
         first = _first_of(inv, len(uniq))
@@ -449,7 +451,9 @@ def _describe(
         else:
             dev, stream = key[1], key[2]
             gid, gname, gkind = f"d:{dev}", _device_name(profile, dev), "device"
-            name = f"Stream {stream}" + (" annotations" if key[0] == "annotations" else "")
+            name = f"Stream {stream}" if stream >= 0 else "No stream"
+            if key[0] == "annotations":  # GPU user annotations, beside their stream when it is known
+                name = f"Stream {stream} annotations" if stream >= 0 else "Annotations"
             if key[0] == "ranges":
                 name = "Range profiler (counters; times not measured)"
         if gid not in seen:
@@ -471,11 +475,27 @@ def _describe(
     return groups, tracks
 
 
-def _device_name(profile: Profile, device: int) -> str:
-    """ "GPU 0 (NVIDIA H100)", "MTIA 9": the device's kind, as the Overview names it, its id and name."""
-    props = profile.meta.device_property(device)
+def _annotation_streams(t: pd.DataFrame, stream: np.ndarray) -> np.ndarray:
+    """Kineto writes a GPU annotation's stream as its tid, not in its args: take a numeric tid there."""
+    missing = stream < 0
+    if not missing.any() or "tid" not in t:
+        return stream
+    tid = pd.to_numeric(pd.Series(t["tid"].to_numpy(object)[missing]).astype(str), errors="coerce")
+    out = stream.copy()
+    out[missing] = tid.fillna(-1).to_numpy(np.float64).astype(np.int64)
+    return out
+
+
+def _device_label(profile: Profile, device: int) -> str:
+    """ "GPU 0", "MTIA 9": the device's kind, as the Overview names it, and its id."""
     acc = accelerator(profile)
-    label = f"{acc.kind if acc.platform else 'Device'} {device}"  # "GPU 0", "MTIA 9" (the Overview's names)
+    return f"{acc.kind if acc.platform else 'Device'} {device}"
+
+
+def _device_name(profile: Profile, device: int) -> str:
+    """ "GPU 0 (NVIDIA H100)", "MTIA 9": the device's label and name."""
+    props = profile.meta.device_property(device)
+    label = _device_label(profile, device)
     return f"{label} ({props['name']})" if props.get("name") else label
 
 
@@ -498,7 +518,10 @@ def _add_counters(profile: Profile, idx: TimelineIndex) -> None:
     for c in counter_series(profile):
         series.append((f"d:{c.device}", c.name, "ratio", c.ts, c.values))
     for label, dev_type, dev_id, t, allocated, reserved in mem.device_series(profile):
-        group = f"d:{dev_id}" if dev_type != 0 and dev_id >= 0 else _first_host_group(idx)
+        on_device = dev_type != 0 and dev_id >= 0
+        group = f"d:{dev_id}" if on_device else _first_host_group(idx)
+        if on_device and label == f"GPU{dev_id}":
+            label = _device_label(profile, dev_id)  # "GPU 0 Allocated" beside "GPU 0 Utilization"
         for what, values in (("Allocated", allocated), ("Reserved", reserved)):
             ok = ~np.isnan(values)
             if ok.any():
@@ -511,6 +534,9 @@ def _add_counters(profile: Profile, idx: TimelineIndex) -> None:
         series.append((group, cname if key == cname else f"{cname} {key}", "", t, values))
     known = {g["id"] for g in idx.groups}
     for group, cname, unit, t, values in series:
+        finite = values[np.isfinite(values)]
+        if not np.any(finite):
+            continue  # no data, or zero throughout (a CPU that reserves nothing): no track
         if group not in known:
             known.add(group)
             dev = group.split(":", 1)[1]
@@ -522,7 +548,6 @@ def _add_counters(profile: Profile, idx: TimelineIndex) -> None:
                 }
             )
         tid = len(idx.tracks)
-        finite = values[np.isfinite(values)]
         idx.tracks.append(
             Track(
                 tid,

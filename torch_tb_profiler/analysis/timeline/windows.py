@@ -26,6 +26,7 @@ class Window:
     kind: np.ndarray  # uint8, KINDS index
     row: np.ndarray  # int32, -1 for a merged box
     name: np.ndarray  # index into names; 0 ("") for a box of mixed names
+    major: np.ndarray  # index into names: the name covering most of the box's time (``name`` when one)
     names: list[str]
     count: np.ndarray
     track: np.ndarray
@@ -73,9 +74,11 @@ def window(idx: TimelineIndex, start: float, end: float, px: int, tracks: list[i
     )
     head_rows = sel[heads]
     name_code = np.where(same_name, codes[heads], -1)
-    used, local = np.unique(name_code, return_inverse=True)
+    major_code = _major_names(group, heads, codes, e - t, same_name, len(idx.names))
+    used, local = np.unique(np.concatenate((name_code, major_code)), return_inverse=True)
     names = [""] + [str(idx.names[c]) for c in used.tolist() if c >= 0]
     local = local.ravel() + (0 if used.size and used[0] == -1 else 1)
+    local, major = local[: heads.size], local[heads.size :]
     single = count == 1
     counters = {}
     wanted = idx.counters.keys() if tracks is None else [t for t in tracks if t in idx.counters]
@@ -92,12 +95,60 @@ def window(idx: TimelineIndex, start: float, end: float, px: int, tracks: list[i
         kind=idx.kind[head_rows],
         row=np.where(single, idx.row[head_rows], -1).astype(np.int32),
         name=local.astype(np.uint32),
+        major=major.astype(np.uint32),
         names=names,
         count=count,
         track=idx.track[head_rows],
         depth=idx.depth[head_rows],
         counters=counters,
     )
+
+
+def _major_names(
+    group: np.ndarray,
+    heads: np.ndarray,
+    codes: np.ndarray,
+    dur: np.ndarray,
+    same_name: np.ndarray,
+    n_names: int,
+) -> np.ndarray:
+    """Per box, the name code covering most of its time (ties: more events, then the smaller code);
+    a box's events never overlap (one row), so that is its dominant colour."""
+    out = codes[heads].astype(np.int64)
+    mixed = ~same_name
+    if not mixed.any():
+        return out
+    ev = np.flatnonzero(mixed[group])  # the events of boxes of mixed names
+    n = max(1, n_names)
+    key = group[ev].astype(np.int64) * n + codes[ev]
+    order, key = _sort_with_order(key)
+    starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])  # one per (box, name)
+    total = np.add.reduceat(dur[ev][order], starts)
+    count = np.diff(np.r_[starts, key.size]).astype(np.float64)
+    box = key[starts] // n
+    # per box the largest total, then the most events; the smallest code wins what is left
+    first = np.flatnonzero(np.r_[True, box[1:] != box[:-1]])
+    best_total = np.maximum.reduceat(total, first)
+    box_of = np.repeat(np.arange(first.size), np.diff(np.r_[first, box.size]))
+    top = total >= best_total[box_of] * (1 - 1e-12)
+    best_count = np.maximum.reduceat(np.where(top, count, -1.0), first)
+    pick = np.flatnonzero(top & (count == best_count[box_of]))
+    pick = pick[np.r_[True, box_of[pick][1:] != box_of[pick][:-1]]]
+    out[box[pick]] = key[starts[pick]] % n
+    return out
+
+
+def _sort_with_order(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(order, key[order]) for non-negative int64 keys: one value sort of key and position packed in one
+    int64 when they fit (several times faster than an argsort), else an argsort."""
+    if not key.size:
+        return np.zeros(0, np.int64), key
+    bits = max(1, int(key.size - 1).bit_length())
+    if int(key.max()).bit_length() + bits <= 62:
+        packed = np.sort((key << bits) | np.arange(key.size, dtype=np.int64))
+        return packed & ((1 << bits) - 1), packed >> bits
+    order = np.argsort(key, kind="stable")
+    return order, key[order]
 
 
 def _merge_groups(t: np.ndarray, e: np.ndarray, seg_first: np.ndarray, res: float) -> np.ndarray:
