@@ -1,12 +1,15 @@
-// The timeline's state and input handling, outside React: the view (time range), vertical scroll,
-// collapse state, hover, selection, search marks and the range selection live here and every change
-// schedules one redraw on the next animation frame. React owns the panels around it and hears about
-// changes through the callbacks.
+// The timeline's state and drawing, outside React: the view (time range), vertical scroll, collapse
+// state, selection, search marks and the range selection live here and every change schedules one
+// redraw on the next animation frame. Input is handled in pointer.ts and keys.ts (through InputHost).
+// React owns the panels around it and hears about changes through the callbacks.
 
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
 import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
-import { type Layout, ROW_H, buildLayout, groupKey, lineAt, rowAt, toggle, trackKey, tracksIn } from "./layout";
-import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
+import { type Callbacks, type Detail, type Elements, type Hit, type InputHost, LABEL_W, listener } from "./input";
+import { attachKeys } from "./keys";
+import { type Layout, ROW_H, buildLayout, groupKey, rowAt, toggle, trackKey, tracksIn } from "./layout";
+import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, xToTime } from "./nav";
+import { attachPointer, fmtValue } from "./pointer";
 import {
   AXIS_H,
   type Palette,
@@ -14,7 +17,6 @@ import {
   Scratch,
   type Viewport,
   boxName,
-  counterValueAt,
   drawCounter,
   drawEvents,
   drawGrid,
@@ -24,7 +26,9 @@ import {
   setupCanvas,
 } from "./render";
 
-export const LABEL_W = 210;
+export type { Callbacks, Detail, Elements, Hit };
+export { LABEL_W };
+
 const MINIMAP_H = 44;
 /** While something is drawn, a window is asked for once the view has stayed on its tile this long:
  * a fast pan or zoom draws cached answers and sends nothing until it settles. */
@@ -33,40 +37,7 @@ export const FETCH_DELAY_MS = 60;
 /** `tracks`: the `tracks=` parameter (docs/api.md), null for every track */
 export type FetchWindow = (startAbs: number, endAbs: number, px: number, tracks: string | null, signal: AbortSignal) => Promise<TlWindow>;
 
-/** What the drawn answer is: its resolution (µs per box at least) and whether the server coarsened it. */
-export interface Detail {
-  resolution: number;
-  coarsened: boolean;
-}
-
-export interface Callbacks {
-  onView(v: Range): void;
-  /** a click on an event (id) or on nothing (null) */
-  onSelect(id: string | null, place: TlPlace | null): void;
-  onRange(r: Range | null): void;
-  onState(state: "loading" | "ready", error: Error | null, detail: Detail | null): void;
-}
-
-export interface Elements {
-  root: HTMLElement;
-  main: HTMLCanvasElement;
-  ruler: HTMLCanvasElement;
-  minimap: HTMLCanvasElement;
-  tooltip: HTMLElement;
-}
-
-export interface Hit {
-  index: number;
-  id: string | null;
-  name: string;
-  start: number;
-  dur: number;
-  count: number;
-  track: number;
-  depth: number;
-}
-
-export class TimelineController {
+export class TimelineController implements InputHost {
   readonly base: number;
   readonly total: number;
   view: Range;
@@ -78,26 +49,17 @@ export class TimelineController {
   private pal: Palette;
   private readonly cache = new WindowCache(16);
   private readonly scratch = new Scratch();
-  private drawn: TlWindow | null = null;
+  drawn: TlWindow | null = null;
   private frame = 0;
   private cssW = 0;
-  private mainH = 0;
+  mainH = 0;
   private minimapData: TlWindow | null = null;
   private minimapCtl: AbortController | null = null;
   private selection: { place: TlPlace; links: TlLink[] } | null = null;
   private marks: TlPlace[] = [];
   private current: TlPlace | null = null;
-  private range: Range | null = null;
-  private drag: {
-    kind: "pan" | "range" | "label" | "minimap";
-    x: number;
-    y: number;
-    view: Range;
-    scrollY: number;
-    moved: boolean;
-    hit: Hit | null;
-  } | null = null;
-  private mouseX: number | null = null;
+  range: Range | null = null;
+  mouseX: number | null = null;
   private error: Error | null = null;
   private readonly cleanup: (() => void)[] = [];
   private lastState = "";
@@ -109,9 +71,9 @@ export class TimelineController {
 
   constructor(
     readonly tracks: TlTracks,
-    private readonly el: Elements,
+    readonly el: Elements,
     private readonly fetchWindow: FetchWindow,
-    private readonly cb: Callbacks,
+    readonly cb: Callbacks,
     dark: boolean,
     initial: Range | null,
   ) {
@@ -231,7 +193,7 @@ export class TimelineController {
     return { view: this.view, base: this.base, x0: LABEL_W, width: this.areaW, height, scrollY: this.scrollY };
   }
 
-  private setScroll(y: number): void {
+  setScroll(y: number): void {
     this.scrollY = Math.max(0, Math.min(y, this.layout.height - this.mainH + 8));
     this.redraw();
   }
@@ -672,181 +634,13 @@ export class TimelineController {
   // ---- input ----
 
   private listen(): void {
-    const on = <K extends keyof HTMLElementEventMap>(t: HTMLElement | Window, type: K, f: (e: HTMLElementEventMap[K]) => void, opts?: AddEventListenerOptions) => {
-      t.addEventListener(type, f as EventListener, opts);
-      this.cleanup.push(() => t.removeEventListener(type, f as EventListener, opts));
-    };
-    const { main, ruler, minimap } = this.el;
+    const on = listener(this.cleanup);
     const ro = new ResizeObserver(() => this.resize());
     ro.observe(this.el.root);
-    if (main.parentElement) ro.observe(main.parentElement);
+    if (this.el.main.parentElement) ro.observe(this.el.main.parentElement);
     this.cleanup.push(() => ro.disconnect());
-
-    const local = (e: MouseEvent, c: HTMLElement) => {
-      const r = c.getBoundingClientRect();
-      return { x: e.clientX - r.left, y: e.clientY - r.top };
-    };
-    on(main, "wheel", (e) => this.onWheel(e, local(e, main).x), { passive: false });
-    on(ruler, "wheel", (e) => this.onWheel(e, local(e, ruler).x), { passive: false });
-    on(main, "mousedown", (e) => {
-      if (e.button !== 0) return;
-      const { x, y } = local(e, main);
-      const kind = x < LABEL_W ? "label" : e.shiftKey || this.rangeMode ? "range" : "pan";
-      this.drag = { kind, x, y, view: this.view, scrollY: this.scrollY, moved: false, hit: kind === "pan" ? this.hitTest(x, y) : null };
-      e.preventDefault();
-      this.el.root.focus({ preventScroll: true });
-    });
-    on(minimap, "mousedown", (e) => {
-      if (e.button !== 0) return;
-      const { x, y } = local(e, minimap);
-      const t = ((x - LABEL_W) / this.areaW) * this.total;
-      let view = this.view;
-      if (t < view.t0 || t > view.t1) {
-        const span = view.t1 - view.t0;
-        this.setView({ t0: t - span / 2, t1: t + span / 2 });
-        view = this.view;
-      }
-      this.drag = { kind: "minimap", x, y, view, scrollY: this.scrollY, moved: false, hit: null };
-      e.preventDefault();
-    });
-    on(window, "mousemove", (e) => {
-      const d = this.drag;
-      if (!d) {
-        if (e.target === main) this.hover(e, local(e, main));
-        return;
-      }
-      const c = d.kind === "minimap" ? minimap : main;
-      const { x, y } = local(e, c);
-      if (Math.abs(x - d.x) + Math.abs(y - d.y) > 3) d.moved = true;
-      if (!d.moved) return;
-      const span = d.view.t1 - d.view.t0;
-      if (d.kind === "pan") {
-        this.view = pan(d.view, (-(x - d.x) * span) / this.areaW, this.total);
-        this.setScroll(d.scrollY - (y - d.y));
-        this.cb.onView(this.view);
-      } else if (d.kind === "minimap") {
-        this.setView(pan(d.view, ((x - d.x) * this.total) / this.areaW, this.total));
-      } else if (d.kind === "range") {
-        const a = xToTime(this.view, this.areaW, Math.max(0, d.x - LABEL_W));
-        const b = xToTime(this.view, this.areaW, Math.max(0, x - LABEL_W));
-        this.setRange({ t0: Math.min(a, b), t1: Math.max(a, b) });
-      }
-      this.hideTooltip();
-    });
-    on(window, "mouseup", (e) => {
-      const d = this.drag;
-      this.drag = null;
-      if (!d) return;
-      if (d.kind === "range" && d.moved && this.range) this.cb.onRange(this.range);
-      if (d.moved) return;
-      const { x, y } = local(e, main);
-      if (d.kind === "label") {
-        const l = lineAt(this.layout, y + this.scrollY);
-        if (l?.collapsible) this.toggleKey(l.key);
-      } else if (d.kind === "pan" || d.kind === "range") {
-        const hit = this.hitTest(x, y);
-        if (hit && hit.count > 1) {
-          // a merged box: zoom onto it (its events show when the resolution allows)
-          this.setView(fitRange(hit.start - this.base, hit.start - this.base + hit.dur, this.total));
-        } else if (hit && hit.id) {
-          this.cb.onSelect(hit.id, { id: hit.id, name: hit.name, track: hit.track, depth: hit.depth, start: hit.start, dur: hit.dur });
-        } else {
-          this.cb.onSelect(null, null);
-          if (this.range) {
-            this.setRange(null);
-            this.cb.onRange(null);
-          }
-        }
-      }
-    });
-    on(main, "dblclick", (e) => {
-      const { x, y } = local(e, main);
-      const hit = this.hitTest(x, y);
-      if (hit) this.setView(fitRange(hit.start - this.base, hit.start - this.base + hit.dur, this.total, 0.1));
-    });
-    on(main, "mouseleave", () => {
-      this.mouseX = null;
-      this.hideTooltip();
-    });
-    on(ruler, "click", (e) => {
-      const { x, y } = local(e, ruler);
-      if (y > STEPS_H || x < LABEL_W) return;
-      const t = this.base + xToTime(this.view, this.areaW, x - LABEL_W);
-      const st = this.tracks.steps.find((s) => s.start <= t && t <= s.end);
-      if (st) this.setView(fitRange(st.start - this.base, st.end - this.base, this.total, 0.02));
-    });
-    on(window, "keydown", (e) => {
-      if (!this.el.root.isConnected || e.ctrlKey || e.metaKey || e.altKey) return;
-      const tgt = e.target as HTMLElement | null;
-      if (tgt && (tgt.tagName === "INPUT" || tgt.tagName === "TEXTAREA" || tgt.tagName === "SELECT" || tgt.isContentEditable)) return;
-      const span = this.view.t1 - this.view.t0;
-      const at = this.mouseX !== null && this.mouseX >= LABEL_W ? xToTime(this.view, this.areaW, this.mouseX - LABEL_W) : (this.view.t0 + this.view.t1) / 2;
-      const k = e.key.toLowerCase();
-      if (k === "w") this.setView(zoomAt(this.view, 0.8, at, this.total));
-      else if (k === "s") this.setView(zoomAt(this.view, 1.25, at, this.total));
-      else if (k === "a") this.setView(pan(this.view, -span * 0.2, this.total));
-      else if (k === "d") this.setView(pan(this.view, span * 0.2, this.total));
-      else if (k === "escape") {
-        this.cb.onSelect(null, null);
-        this.setRange(null);
-        this.cb.onRange(null);
-      } else return;
-      e.preventDefault();
-    });
-  }
-
-  private onWheel(e: WheelEvent, x: number): void {
-    e.preventDefault();
-    const px = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? this.mainH : 1;
-    const dx = e.deltaX * px;
-    const dy = e.deltaY * px;
-    const span = this.view.t1 - this.view.t0;
-    if (e.ctrlKey || e.metaKey) {
-      const at = x >= LABEL_W ? xToTime(this.view, this.areaW, x - LABEL_W) : (this.view.t0 + this.view.t1) / 2;
-      const f = Math.exp(Math.max(-1, Math.min(1, dy * 0.004)));
-      this.setView(zoomAt(this.view, f, at, this.total));
-    } else if (e.shiftKey || Math.abs(dx) > Math.abs(dy)) {
-      const d = e.shiftKey && dx === 0 ? dy : dx;
-      this.setView(pan(this.view, (d * span) / this.areaW, this.total));
-    } else {
-      this.setScroll(this.scrollY + dy);
-    }
-  }
-
-  private hover(e: MouseEvent, p: { x: number; y: number }): void {
-    this.mouseX = p.x;
-    const tip = this.el.tooltip;
-    let text = "";
-    const hit = this.hitTest(p.x, p.y);
-    if (hit) {
-      text = `${hit.name}\n${formatTime(hit.dur)}`;
-      if (hit.count > 1) text += ` · ${hit.count.toLocaleString("en-US")} merged events (click to zoom)`;
-      else text += ` · at ${formatTime(hit.start - this.base)}`;
-    } else if (p.x >= LABEL_W) {
-      const r = rowAt(this.layout, p.y + this.scrollY);
-      const tp = r ? this.layout.tracks.get(r.track) : undefined;
-      if (tp && tp.track.kind === "counter" && this.drawn) {
-        const s = this.drawn.counters.get(tp.track.id);
-        const t = this.base + xToTime(this.view, this.areaW, p.x - LABEL_W);
-        const v = s ? counterValueAt(s, t) : null;
-        if (v !== null) text = `${tp.track.name}\n${fmtValue(v, tp.track.unit)} at ${formatTime(t - this.base)}`;
-      }
-    }
-    if (!text) {
-      this.hideTooltip();
-      return;
-    }
-    tip.textContent = text;
-    tip.style.display = "block";
-    const host = this.el.root.getBoundingClientRect();
-    const left = e.clientX - host.left + 14;
-    tip.style.left = `${Math.min(left, host.width - 260)}px`;
-    tip.style.top = `${e.clientY - host.top + 14}px`;
-    this.el.main.style.cursor = hit ? "pointer" : "default";
-  }
-
-  private hideTooltip(): void {
-    this.el.tooltip.style.display = "none";
+    attachPointer(this, on);
+    attachKeys(this, on);
   }
 }
 
@@ -870,21 +664,6 @@ function emptyWindow(start: number, end: number, px: number): TlWindow {
     depth: new Uint16Array(0),
     kind: new Uint8Array(0),
   };
-}
-
-function fmtValue(v: number, unit: string): string {
-  if (unit === "ratio") return `${(v * 100).toFixed(1)} %`;
-  if (unit === "bytes") {
-    const u = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let x = v;
-    let i = 0;
-    while (Math.abs(x) >= 1024 && i < u.length - 1) {
-      x /= 1024;
-      i++;
-    }
-    return `${+x.toPrecision(3)} ${u[i]}`;
-  }
-  return `${+v.toPrecision(4)}${unit ? ` ${unit}` : ""}`;
 }
 
 function arrow(ctx: CanvasRenderingContext2D, ax: number, ay: number, bx: number, by: number): void {
