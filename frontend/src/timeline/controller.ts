@@ -6,7 +6,7 @@
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
 import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
 import { type Callbacks, type Detail, type Elements, type Hit, type InputHost, LABEL_W, listener } from "./input";
-import { attachKeys } from "./keys";
+import { type KeyActions, attachKeys } from "./keys";
 import { type Layout, ROW_H, buildLayout, groupKey, rowAt, toggle, trackKey, tracksIn } from "./layout";
 import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, xToTime } from "./nav";
 import { attachPointer, fmtValue } from "./pointer";
@@ -37,7 +37,7 @@ export const FETCH_DELAY_MS = 60;
 /** `tracks`: the `tracks=` parameter (docs/api.md), null for every track */
 export type FetchWindow = (startAbs: number, endAbs: number, px: number, tracks: string | null, signal: AbortSignal) => Promise<TlWindow>;
 
-export class TimelineController implements InputHost {
+export class TimelineController implements InputHost, KeyActions {
   readonly base: number;
   readonly total: number;
   view: Range;
@@ -59,6 +59,10 @@ export class TimelineController implements InputHost {
   private marks: TlPlace[] = [];
   private current: TlPlace | null = null;
   range: Range | null = null;
+  /** the marked range (M): drawn across the tracks until removed */
+  mark: Range | null = null;
+  /** which of the range and the selected event F and M act on: the one chosen last */
+  private picked: "range" | "event" | null = null;
   mouseX: number | null = null;
   private error: Error | null = null;
   private readonly cleanup: (() => void)[] = [];
@@ -114,6 +118,7 @@ export class TimelineController implements InputHost {
   }
 
   setSelection(place: TlPlace | null, links: TlLink[] = []): void {
+    if (place && place.id !== this.selection?.place.id) this.picked = "event";
     this.selection = place ? { place, links } : null;
     this.redraw();
   }
@@ -126,7 +131,35 @@ export class TimelineController implements InputHost {
 
   setRange(r: Range | null): void {
     this.range = r;
+    if (r) this.picked = "range";
     this.redraw();
+  }
+
+  setMark(r: Range | null): void {
+    this.mark = r;
+    this.redraw();
+  }
+
+  /** The selection F and M act on (relative µs): the range or the selected event, the one chosen last. */
+  selectedSpan(): Range | null {
+    const p = this.selection?.place;
+    const ev = p ? { t0: p.start - this.base, t1: p.start - this.base + p.dur } : null;
+    if (this.picked === "event" && ev) return ev;
+    return this.range ?? ev;
+  }
+
+  zoomToSelection(): void {
+    const s = this.selectedSpan();
+    if (s) this.setView(fitRange(s.t0, s.t1, this.total, 0.05));
+  }
+
+  /** Mark the selection; M on the marked range itself (or with nothing selected) removes the mark. */
+  toggleMark(): void {
+    const s = this.selectedSpan();
+    const m = this.mark;
+    const same = !!s && !!m && Math.abs(s.t0 - m.t0) < 1e-3 && Math.abs(s.t1 - m.t1) < 1e-3;
+    this.setMark(s && !same ? s : null);
+    this.cb.onMark?.(this.mark);
   }
 
   /** Bring an event (absolute times) into the view: centred at ~5× its width, fitted with a margin,
@@ -461,6 +494,16 @@ export class TimelineController implements InputHost {
     ctx.beginPath();
     ctx.rect(LABEL_W, 0, vp.width, vp.height);
     ctx.clip();
+    if (this.mark) {
+      const scale = vp.width / (this.view.t1 - this.view.t0);
+      const a = LABEL_W + (this.mark.t0 - this.view.t0) * scale;
+      const b = LABEL_W + (this.mark.t1 - this.view.t0) * scale;
+      ctx.fillStyle = markColour(pal.dark, true);
+      ctx.fillRect(a, 0, Math.max(1, b - a), vp.height);
+      ctx.fillStyle = markColour(pal.dark, false);
+      ctx.fillRect(a - 1, 0, 2, vp.height);
+      ctx.fillRect(b - 1, 0, 2, vp.height);
+    }
     if (this.range) {
       const scale = vp.width / (this.view.t1 - this.view.t0);
       const a = LABEL_W + (this.range.t0 - this.view.t0) * scale;
@@ -567,12 +610,13 @@ export class TimelineController implements InputHost {
     ctx.fillStyle = this.pal.muted;
     ctx.font = "11px system-ui, sans-serif";
     ctx.fillText(`${formatTime(this.view.t1 - this.view.t0)} shown`, 6, STEPS_H + AXIS_H / 2);
-    if (this.range) {
-      const scale = vp.width / (this.view.t1 - this.view.t0);
-      const a = Math.max(LABEL_W, LABEL_W + (this.range.t0 - this.view.t0) * scale);
-      const b = Math.min(this.cssW, LABEL_W + (this.range.t1 - this.view.t0) * scale);
+    const scale = vp.width / (this.view.t1 - this.view.t0);
+    for (const [r, colour] of [[this.mark, markColour(this.pal.dark, true)], [this.range, this.pal.shade]] as const) {
+      if (!r) continue;
+      const a = Math.max(LABEL_W, LABEL_W + (r.t0 - this.view.t0) * scale);
+      const b = Math.min(this.cssW, LABEL_W + (r.t1 - this.view.t0) * scale);
       if (b > a) {
-        ctx.fillStyle = this.pal.shade;
+        ctx.fillStyle = colour;
         ctx.fillRect(a, 0, b - a, STEPS_H + AXIS_H);
       }
     }
@@ -640,7 +684,7 @@ export class TimelineController implements InputHost {
     if (this.el.main.parentElement) ro.observe(this.el.main.parentElement);
     this.cleanup.push(() => ro.disconnect());
     attachPointer(this, on);
-    attachKeys(this, on);
+    attachKeys(this, on, this.cleanup);
   }
 }
 
@@ -664,6 +708,12 @@ function emptyWindow(start: number, end: number, px: number): TlWindow {
     depth: new Uint16Array(0),
     kind: new Uint8Array(0),
   };
+}
+
+/** The mark's colours (blue: apart from the orange range selection): its band, or its edges. */
+function markColour(dark: boolean, fill: boolean): string {
+  if (fill) return dark ? "rgba(110,170,255,0.16)" : "rgba(30,100,210,0.10)";
+  return dark ? "rgba(110,170,255,0.9)" : "rgba(30,100,210,0.85)";
 }
 
 function arrow(ctx: CanvasRenderingContext2D, ax: number, ay: number, bx: number, by: number): void {

@@ -13,6 +13,8 @@ export interface Elements {
   ruler: HTMLCanvasElement;
   minimap: HTMLCanvasElement;
   tooltip: HTMLElement;
+  /** the key help overlay (? toggles it) */
+  help?: HTMLElement | null;
 }
 
 export interface Hit {
@@ -37,6 +39,8 @@ export interface Callbacks {
   /** a click on an event (id) or on nothing (null) */
   onSelect(id: string | null, place: TlPlace | null): void;
   onRange(r: Range | null): void;
+  /** the mark (M) was set or removed */
+  onMark?(r: Range | null): void;
   onState(state: "loading" | "ready", error: Error | null, detail: Detail | null): void;
 }
 

@@ -18,6 +18,7 @@ import {
   readTracks,
 } from "../timeline/api";
 import { type Detail, TimelineController } from "../timeline/controller";
+import { KEY_HELP } from "../timeline/keys";
 import { decodeWindow } from "../timeline/decode";
 import { rulerTitle } from "../timeline/steps";
 import { type Range, formatTime } from "../timeline/nav";
@@ -53,6 +54,17 @@ export function timelineParams(p: Pick<ViewProps, "run" | "worker" | "span" | "s
 /** A relative time for the address: µs with at most 3 decimals. */
 const urlTime = (t: number) => String(Math.round(t * 1000) / 1000);
 
+/** A range kept in the address as two relative times (`r0`/`r1`, the box-selected range), else null. */
+export function readUrlRange(a: string | undefined, b: string | undefined): Range | null {
+  if (a === undefined || b === undefined || a === "" || b === "") return null;
+  const t0 = Number(a);
+  const t1 = Number(b);
+  return Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0 ? { t0, t1 } : null;
+}
+
+/** The range as the address's two keys (removed for null). */
+const rangeState = (r: Range | null, k0: string, k1: string) => ({ [k0]: r ? urlTime(r.t0) : null, [k1]: r ? urlTime(r.t1) : null });
+
 /** The test hook: where events are drawn, what is under a point (client coordinates). */
 export interface TimelineHook {
   locate(id: string): { x: number; y: number } | null;
@@ -60,6 +72,9 @@ export interface TimelineHook {
   /** client y of a label line: "g:<group id>" or "t:<track id>" (click at a small x to toggle it) */
   labelY(key: string): number | null;
   view(): Range;
+  /** the box-selected range and the mark (relative µs), when there are */
+  range(): Range | null;
+  mark(): Range | null;
   /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn */
   stats(): { items: number; boxes: number; ms: number; frames: number };
 }
@@ -116,12 +131,15 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   const rulerRef = useRef<HTMLCanvasElement>(null);
   const miniRef = useRef<HTMLCanvasElement>(null);
   const tipRef = useRef<HTMLDivElement>(null);
+  const helpRef = useRef<HTMLDivElement>(null);
   const ctlRef = useRef<TimelineController | null>(null);
   const setStateRef = useRef(p.setState);
   setStateRef.current = p.setState;
 
   const [selId, setSelId] = useState<string | null>(p.state.sel ?? null);
-  const [range, setRange] = useState<Range | null>(null);
+  // the box-selected range and the mark are kept in the address (not when a link from another view
+  // brought us here: that names what to show)
+  const [range, setRange] = useState<Range | null>(() => (p.state.find ? null : readUrlRange(p.state.r0, p.state.r1)));
   const [rangeMode, setRangeMode] = useState(false);
   // the status line is written by the controller's callback directly (it changes while panning: no
   // re-render of the view for it); only a window's error goes through React
@@ -148,6 +166,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     const ruler = rulerRef.current;
     const minimap = miniRef.current;
     const tooltip = tipRef.current;
+    const help = helpRef.current;
     if (!root || !main || !ruler || !minimap || !tooltip) return;
     const t0 = Number(p.state.t0);
     const t1 = Number(p.state.t1);
@@ -171,7 +190,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     };
     const ctl = new TimelineController(
       tracks,
-      { root, main, ruler, minimap, tooltip },
+      { root, main, ruler, minimap, tooltip, help },
       fetchWindow,
       {
         onView: (v) => {
@@ -179,7 +198,11 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
           timer = window.setTimeout(() => setStateRef.current({ t0: urlTime(v.t0), t1: urlTime(v.t1) }), 120);
         },
         onSelect: (id) => select(id),
-        onRange: (r) => setRange(r),
+        onRange: (r) => {
+          setRange(r);
+          setStateRef.current(rangeState(r, "r0", "r1"));
+        },
+        onMark: (r) => setStateRef.current(rangeState(r, "m0", "m1")),
         onState: (state, error, detail) => {
           const el = statusRef.current;
           if (el) {
@@ -193,6 +216,10 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       initial,
     );
     ctlRef.current = ctl;
+    if (range) ctl.setRange(range);
+    const mark = p.state.find ? null : readUrlRange(p.state.m0, p.state.m1);
+    if (mark) ctl.setMark(mark);
+    if (p.state.find) setStateRef.current({ r0: null, r1: null, m0: null, m1: null });
     if (!initial) setStateRef.current({ t0: urlTime(ctl.view.t0), t1: urlTime(ctl.view.t1) });
     const hook: TimelineHook = {
       locate: (id) => ctl.locate(id),
@@ -203,6 +230,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       },
       labelY: (key) => ctl.labelY(key),
       view: () => ctl.view,
+      range: () => ctl.range,
+      mark: () => ctl.mark,
       stats: () => ctl.stats,
     };
     window.__timeline = hook;
@@ -361,6 +390,17 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         <label className="tl-check" title="Drag on the tracks to select a time range (or hold Shift while dragging)">
           <input type="checkbox" checked={rangeMode} onChange={(e) => setRangeMode(e.target.checked)} data-testid="timeline-range-mode" /> Select range
         </label>
+        <button
+          type="button"
+          className="btn"
+          data-testid="timeline-keys-button"
+          title="Keys and gestures (?)"
+          onClick={() => {
+            if (helpRef.current) helpRef.current.hidden = !helpRef.current.hidden;
+          }}
+        >
+          ?
+        </button>
         <span className="tl-spacer" />
         {tracks.moved > 0 && (
           <span className="muted" data-testid="timeline-moved" title="Events that overlap another event of their depth without nesting are drawn in overlap lanes at the bottom of their track">
@@ -385,6 +425,14 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
           <canvas ref={mainRef} />
         </div>
         <div className="tl-tooltip" ref={tipRef} role="tooltip" />
+        <div className="tl-keys" ref={helpRef} data-testid="timeline-keys" role="dialog" aria-label="Timeline keys" hidden>
+          <strong>Keys</strong> <span className="muted">(? or Esc closes)</span>
+          <dl className="kv">
+            {KEY_HELP.map(([k, what]) => (
+              <KeyRow key={k} k={k} what={what} />
+            ))}
+          </dl>
+        </div>
       </div>
       {selId && (
         <div className="tl-selline" data-testid="timeline-selline">
@@ -413,8 +461,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         </div>
       )}
       <div className="tl-help muted">
-        W/S or Ctrl+wheel: zoom · A/D, Shift+wheel or drag: pan · wheel: scroll tracks · click: select · double-click: zoom to event · Shift+drag: select a
-        range · click a label to collapse it · click a step to zoom to it
+        W/S (hold) or Ctrl+wheel: zoom · A/D, Shift+wheel or drag: pan · wheel: scroll tracks · click: select · Shift+drag: select a range · F: zoom to
+        the selection · M: mark it · Esc: clear the selection · ?: every key
       </div>
       <div className="tl-panels">
         {selId && <Details p={p} id={selId} loading={detail.loading} error={detail.error} event={event} base={tracks.start} onLink={goToPlace} />}
@@ -432,6 +480,17 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         )}
       </div>
     </div>
+  );
+}
+
+function KeyRow({ k, what }: { k: string; what: string }): ReactNode {
+  return (
+    <>
+      <dt>
+        <kbd>{k}</kbd>
+      </dt>
+      <dd>{what}</dd>
+    </>
   );
 }
 
