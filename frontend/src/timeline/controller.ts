@@ -7,6 +7,7 @@ import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from 
 import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
 import { type Callbacks, type Detail, type Elements, type Hit, type InputHost, LABEL_W, listener } from "./input";
 import { type KeyActions, attachKeys } from "./keys";
+import { Layer } from "./layer";
 import { type Layout, ROW_H, buildLayout, groupKey, rowAt, toggle, trackKey, tracksIn } from "./layout";
 import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, xToTime } from "./nav";
 import { attachPointer, fmtValue } from "./pointer";
@@ -49,6 +50,8 @@ export class TimelineController implements InputHost, KeyActions {
   private pal: Palette;
   private readonly cache = new WindowCache(16);
   private readonly scratch = new Scratch();
+  private readonly labels = new Layer();
+  private readonly minimapLayer = new Layer();
   drawn: TlWindow | null = null;
   private frame = 0;
   private cssW = 0;
@@ -71,7 +74,7 @@ export class TimelineController implements InputHost, KeyActions {
   private waiting: { key: string; timer: number; due: boolean } | null = null;
   /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; and the
    * number of frames drawn so far */
-  stats = { items: 0, boxes: 0, ms: 0, frames: 0 };
+  stats = { items: 0, boxes: 0, ms: 0, frames: 0, labelPaints: 0 };
 
   constructor(
     readonly tracks: TlTracks,
@@ -416,7 +419,7 @@ export class TimelineController implements InputHost, KeyActions {
     const boxes = this.drawMain();
     this.drawRulerCanvas();
     this.drawMinimap();
-    this.stats = { items: this.drawn?.count ?? 0, boxes, ms: performance.now() - began, frames: this.stats.frames + 1 };
+    this.stats = { items: this.drawn?.count ?? 0, boxes, ms: performance.now() - began, frames: this.stats.frames + 1, labelPaints: this.labels.paints };
     const ready = !!entry?.data && this.drawn === entry.data;
     const state = ready ? "ready" : "loading";
     const err = entry?.error ?? null;
@@ -464,7 +467,9 @@ export class TimelineController implements InputHost, KeyActions {
       }
     }
     this.drawOverlays(ctx, vp);
-    this.drawLabels(ctx);
+    // the label column changes with the scroll, the layout, the theme and the size, not with the view
+    const deps = [this.layout, this.pal, this.scrollY, this.drawn];
+    this.labels.draw(ctx, deps, LABEL_W, H, (c) => this.drawLabels(c));
     if (this.error) {
       ctx.fillStyle = pal.accent;
       ctx.font = "12px system-ui, sans-serif";
@@ -625,6 +630,21 @@ export class TimelineController implements InputHost, KeyActions {
   private drawMinimap(): void {
     const ctx = setupCanvas(this.el.minimap, this.cssW, MINIMAP_H);
     if (!ctx) return;
+    // the density and utilization change with the answer, the theme and the size, not with the view
+    this.minimapLayer.draw(ctx, [this.minimapData, this.pal, LABEL_W], this.cssW, MINIMAP_H, (c) => this.drawMinimapBase(c));
+    const pal = this.pal;
+    const W = this.areaW;
+    // the visible window
+    const a = LABEL_W + (this.view.t0 / this.total) * W;
+    const b = LABEL_W + (this.view.t1 / this.total) * W;
+    ctx.fillStyle = pal.shade;
+    ctx.fillRect(a, 0, Math.max(2, b - a), MINIMAP_H);
+    ctx.strokeStyle = pal.accent;
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(a, 1, Math.max(2, b - a), MINIMAP_H - 2);
+  }
+
+  private drawMinimapBase(ctx: CanvasRenderingContext2D): void {
     const pal = this.pal;
     const W = this.areaW;
     ctx.fillStyle = pal.panel;
@@ -663,14 +683,6 @@ export class TimelineController implements InputHost, KeyActions {
       const s = util ? m.counters.get(util.id) : undefined;
       if (util && s) drawCounter(ctx, s, util.max || 1, 3, MINIMAP_H - 6, { view: full, base: this.base, x0: LABEL_W, width: W, height: MINIMAP_H, scrollY: 0 }, pal);
     }
-    // the visible window
-    const a = LABEL_W + (this.view.t0 / this.total) * W;
-    const b = LABEL_W + (this.view.t1 / this.total) * W;
-    ctx.fillStyle = pal.shade;
-    ctx.fillRect(a, 0, Math.max(2, b - a), MINIMAP_H);
-    ctx.strokeStyle = pal.accent;
-    ctx.lineWidth = 1.5;
-    ctx.strokeRect(a, 1, Math.max(2, b - a), MINIMAP_H - 2);
     ctx.fillStyle = pal.border;
     ctx.fillRect(0, MINIMAP_H - 1, this.cssW, 1);
   }

@@ -75,8 +75,9 @@ export interface TimelineHook {
   /** the box-selected range and the mark (relative µs), when there are */
   range(): Range | null;
   mark(): Range | null;
-  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn */
-  stats(): { items: number; boxes: number; ms: number; frames: number };
+  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn;
+   * times the label column was drawn (it is copied while only the view changes) */
+  stats(): { items: number; boxes: number; ms: number; frames: number; labelPaints: number };
 }
 
 declare global {
