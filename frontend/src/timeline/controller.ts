@@ -31,6 +31,18 @@ export type { Callbacks, Detail, Elements, Hit };
 export { LABEL_W };
 
 const MINIMAP_H = 44;
+const MIN_LABEL_W = 120;
+const MAX_LABEL_W = 640;
+const LABEL_W_KEY = "torch-tb-profiler.timeline.labelWidth";
+
+function readLabelW(): number {
+  try {
+    const v = Number(localStorage.getItem(LABEL_W_KEY));
+    return Number.isFinite(v) && v >= MIN_LABEL_W && v <= MAX_LABEL_W ? v : LABEL_W;
+  } catch {
+    return LABEL_W;
+  }
+}
 /** While something is drawn, a window is asked for once the view has stayed on its tile this long:
  * a fast pan or zoom draws cached answers and sends nothing until it settles. */
 export const FETCH_DELAY_MS = 60;
@@ -46,6 +58,8 @@ export class TimelineController implements InputHost, KeyActions {
   collapsed = new Set<string>();
   layout: Layout;
   rangeMode = false;
+  /** the label column's width (css px): dragged at its edge, remembered in the browser */
+  labelW = readLabelW();
 
   private pal: Palette;
   private readonly cache = new WindowCache(16);
@@ -90,7 +104,6 @@ export class TimelineController implements InputHost, KeyActions {
     this.layout = buildLayout(tracks.groups, tracks.tracks, this.collapsed);
     this.pal = makePalette(dark, getComputedStyle(document.documentElement));
     this.listen();
-    this.fitHeight();
     this.resize();
     this.fetchMinimap();
   }
@@ -197,36 +210,40 @@ export class TimelineController implements InputHost, KeyActions {
     if (!keys.length) return;
     for (const k of keys) this.collapsed = toggle(this.collapsed, k);
     this.layout = buildLayout(this.tracks.groups, this.tracks.tracks, this.collapsed);
-    this.fitHeight();
+  }
+
+  setLabelW(w: number): void {
+    const next = Math.round(Math.max(MIN_LABEL_W, Math.min(w, this.cssW - 200, MAX_LABEL_W)));
+    if (next === this.labelW) return;
+    this.labelW = next;
+    try {
+      localStorage.setItem(LABEL_W_KEY, String(next));
+    } catch {
+      // storage refused (private mode): the width lasts for this page
+    }
+    this.redraw();
   }
 
   toggleKey(key: string): void {
     this.collapsed = toggle(this.collapsed, key);
     this.layout = buildLayout(this.tracks.groups, this.tracks.tracks, this.collapsed);
-    this.fitHeight();
     this.setScroll(this.scrollY);
-  }
-
-  /** The track area is no taller than its tracks (the ResizeObserver picks the new height up). */
-  private fitHeight(): void {
-    const host = this.el.main.parentElement;
-    if (host) host.style.maxHeight = `${Math.max(120, this.layout.height + 2)}px`;
   }
 
   // ---- geometry ----
 
   get areaW(): number {
-    return Math.max(1, this.cssW - LABEL_W);
+    return Math.max(1, this.cssW - this.labelW);
   }
 
   /** The trace time (absolute µs) at `x` css px from the left of the tracks or ruler canvas; null over
    * the label column. */
   timeAtX(x: number): number | null {
-    return x < LABEL_W ? null : this.base + xToTime(this.view, this.areaW, x - LABEL_W);
+    return x < this.labelW ? null : this.base + xToTime(this.view, this.areaW, x - this.labelW);
   }
 
   private vp(height: number): Viewport {
-    return { view: this.view, base: this.base, x0: LABEL_W, width: this.areaW, height, scrollY: this.scrollY };
+    return { view: this.view, base: this.base, x0: this.labelW, width: this.areaW, height, scrollY: this.scrollY };
   }
 
   setScroll(y: number): void {
@@ -264,7 +281,7 @@ export class TimelineController implements InputHost, KeyActions {
       b = Math.min(b, this.areaW);
       if (b < a || y < 0 || y + ROW_H > this.mainH) return null;
       const r = this.el.main.getBoundingClientRect();
-      return { x: r.left + LABEL_W + (a + b) / 2, y: r.top + y + ROW_H / 2 };
+      return { x: r.left + this.labelW + (a + b) / 2, y: r.top + y + ROW_H / 2 };
     }
     return null;
   }
@@ -287,12 +304,12 @@ export class TimelineController implements InputHost, KeyActions {
   /** The event under (x, y) (main canvas CSS pixels). */
   hitTest(x: number, y: number): Hit | null {
     const w = this.drawn;
-    if (!w || x < LABEL_W) return null;
+    if (!w || x < this.labelW) return null;
     const r = rowAt(this.layout, y + this.scrollY);
     if (!r) return null;
     const tp = this.layout.tracks.get(r.track);
     if (!tp || tp.track.kind === "counter") return null;
-    const t = this.base + xToTime(this.view, this.areaW, x - LABEL_W);
+    const t = this.base + xToTime(this.view, this.areaW, x - this.labelW);
     const tol = (2 * (this.view.t1 - this.view.t0)) / this.areaW;
     let best = -1;
     let bestDist = Infinity;
@@ -469,11 +486,11 @@ export class TimelineController implements InputHost, KeyActions {
     this.drawOverlays(ctx, vp);
     // the label column changes with the scroll, the layout, the theme and the size, not with the view
     const deps = [this.layout, this.pal, this.scrollY, this.drawn];
-    this.labels.draw(ctx, deps, LABEL_W, H, (c) => this.drawLabels(c));
+    this.labels.draw(ctx, deps, this.labelW, H, (c) => this.drawLabels(c));
     if (this.error) {
       ctx.fillStyle = pal.accent;
       ctx.font = "12px system-ui, sans-serif";
-      ctx.fillText(`Could not load this window: ${this.error.message}`, LABEL_W + 8, 16);
+      ctx.fillText(`Could not load this window: ${this.error.message}`, this.labelW + 8, 16);
     }
     // scrollbar hint
     if (this.layout.height > H) {
@@ -489,7 +506,7 @@ export class TimelineController implements InputHost, KeyActions {
     const y = this.rowTop(p.track, p.depth);
     if (y === null) return null;
     const scale = this.areaW / (this.view.t1 - this.view.t0);
-    const x = LABEL_W + (p.start - this.base - this.view.t0) * scale;
+    const x = this.labelW + (p.start - this.base - this.view.t0) * scale;
     return { x, y, w: Math.max(1, p.dur * scale) };
   }
 
@@ -497,12 +514,12 @@ export class TimelineController implements InputHost, KeyActions {
     const pal = this.pal;
     ctx.save();
     ctx.beginPath();
-    ctx.rect(LABEL_W, 0, vp.width, vp.height);
+    ctx.rect(this.labelW, 0, vp.width, vp.height);
     ctx.clip();
     if (this.mark) {
       const scale = vp.width / (this.view.t1 - this.view.t0);
-      const a = LABEL_W + (this.mark.t0 - this.view.t0) * scale;
-      const b = LABEL_W + (this.mark.t1 - this.view.t0) * scale;
+      const a = this.labelW + (this.mark.t0 - this.view.t0) * scale;
+      const b = this.labelW + (this.mark.t1 - this.view.t0) * scale;
       ctx.fillStyle = markColour(pal.dark, true);
       ctx.fillRect(a, 0, Math.max(1, b - a), vp.height);
       ctx.fillStyle = markColour(pal.dark, false);
@@ -511,8 +528,8 @@ export class TimelineController implements InputHost, KeyActions {
     }
     if (this.range) {
       const scale = vp.width / (this.view.t1 - this.view.t0);
-      const a = LABEL_W + (this.range.t0 - this.view.t0) * scale;
-      const b = LABEL_W + (this.range.t1 - this.view.t0) * scale;
+      const a = this.labelW + (this.range.t0 - this.view.t0) * scale;
+      const b = this.labelW + (this.range.t1 - this.view.t0) * scale;
       ctx.fillStyle = pal.shade;
       ctx.fillRect(a, 0, b - a, vp.height);
       ctx.fillStyle = pal.accent;
@@ -567,7 +584,7 @@ export class TimelineController implements InputHost, KeyActions {
     const pal = this.pal;
     const H = this.mainH;
     ctx.fillStyle = pal.panel;
-    ctx.fillRect(0, 0, LABEL_W, H);
+    ctx.fillRect(0, 0, this.labelW, H);
     ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
     ctx.textBaseline = "middle";
     for (const l of this.layout.lines) {
@@ -576,14 +593,14 @@ export class TimelineController implements InputHost, KeyActions {
       if (l.kind === "group") {
         ctx.font = "600 12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
         ctx.fillStyle = pal.fg;
-        ctx.fillText(`${l.collapsed ? "▸" : "▾"} ${fitText(l.label, LABEL_W - 24)}`, 6, y + l.h / 2);
+        ctx.fillText(`${l.collapsed ? "▸" : "▾"} ${fitText(l.label, this.labelW - 24)}`, 6, y + l.h / 2);
         ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
       } else if (l.place) {
         const t = l.place.track;
         const ty = Math.max(y + 9, Math.min(8, y + l.h - 9)); // sticky label while the track scrolls
         ctx.fillStyle = pal.fg;
         const mark = l.collapsible ? (l.collapsed ? "▸ " : "▾ ") : "   ";
-        ctx.fillText(`${mark}${fitText(t.name, LABEL_W - 40)}`, 14, ty);
+        ctx.fillText(`${mark}${fitText(t.name, this.labelW - 40)}`, 14, ty);
         if (t.kind === "counter") {
           ctx.fillStyle = pal.muted;
           ctx.font = "10px system-ui, sans-serif";
@@ -595,16 +612,16 @@ export class TimelineController implements InputHost, KeyActions {
           ctx.font = "10px system-ui, sans-serif";
           for (let k = t.rows - t.extraRows; k < t.rows; k++) {
             const ry = l.place.y + k * ROW_H - this.scrollY;
-            ctx.fillText("overlap lane", LABEL_W - 70, ry + ROW_H / 2);
+            ctx.fillText("overlap lane", this.labelW - 70, ry + ROW_H / 2);
           }
           ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
         }
       }
       ctx.fillStyle = pal.border;
-      ctx.fillRect(0, y + l.h - 1, LABEL_W, 1);
+      ctx.fillRect(0, y + l.h - 1, this.labelW, 1);
     }
     ctx.fillStyle = pal.border;
-    ctx.fillRect(LABEL_W - 1, 0, 1, H);
+    ctx.fillRect(this.labelW - 1, 0, 1, H);
   }
 
   private drawRulerCanvas(): void {
@@ -618,8 +635,8 @@ export class TimelineController implements InputHost, KeyActions {
     const scale = vp.width / (this.view.t1 - this.view.t0);
     for (const [r, colour] of [[this.mark, markColour(this.pal.dark, true)], [this.range, this.pal.shade]] as const) {
       if (!r) continue;
-      const a = Math.max(LABEL_W, LABEL_W + (r.t0 - this.view.t0) * scale);
-      const b = Math.min(this.cssW, LABEL_W + (r.t1 - this.view.t0) * scale);
+      const a = Math.max(this.labelW, this.labelW + (r.t0 - this.view.t0) * scale);
+      const b = Math.min(this.cssW, this.labelW + (r.t1 - this.view.t0) * scale);
       if (b > a) {
         ctx.fillStyle = colour;
         ctx.fillRect(a, 0, b - a, STEPS_H + AXIS_H);
@@ -631,12 +648,12 @@ export class TimelineController implements InputHost, KeyActions {
     const ctx = setupCanvas(this.el.minimap, this.cssW, MINIMAP_H);
     if (!ctx) return;
     // the density and utilization change with the answer, the theme and the size, not with the view
-    this.minimapLayer.draw(ctx, [this.minimapData, this.pal, LABEL_W], this.cssW, MINIMAP_H, (c) => this.drawMinimapBase(c));
+    this.minimapLayer.draw(ctx, [this.minimapData, this.pal, this.labelW], this.cssW, MINIMAP_H, (c) => this.drawMinimapBase(c));
     const pal = this.pal;
     const W = this.areaW;
     // the visible window
-    const a = LABEL_W + (this.view.t0 / this.total) * W;
-    const b = LABEL_W + (this.view.t1 / this.total) * W;
+    const a = this.labelW + (this.view.t0 / this.total) * W;
+    const b = this.labelW + (this.view.t1 / this.total) * W;
     ctx.fillStyle = pal.shade;
     ctx.fillRect(a, 0, Math.max(2, b - a), MINIMAP_H);
     ctx.strokeStyle = pal.accent;
@@ -675,13 +692,13 @@ export class TimelineController implements InputHost, KeyActions {
         ctx.fillStyle = pal.dark ? "rgba(154,164,174,0.45)" : "rgba(89,99,110,0.35)";
         for (let k = 0; k < W; k++) {
           const h = (bins[k]! / max) * (MINIMAP_H - 6);
-          if (h > 0) ctx.fillRect(LABEL_W + k, MINIMAP_H - 2 - h, 1, h);
+          if (h > 0) ctx.fillRect(this.labelW + k, MINIMAP_H - 2 - h, 1, h);
         }
       }
       // the first utilization counter, when the trace has one
       const util = this.tracks.tracks.find((t) => t.kind === "counter" && /utilization/i.test(t.name));
       const s = util ? m.counters.get(util.id) : undefined;
-      if (util && s) drawCounter(ctx, s, util.max || 1, 3, MINIMAP_H - 6, { view: full, base: this.base, x0: LABEL_W, width: W, height: MINIMAP_H, scrollY: 0 }, pal);
+      if (util && s) drawCounter(ctx, s, util.max || 1, 3, MINIMAP_H - 6, { view: full, base: this.base, x0: this.labelW, width: W, height: MINIMAP_H, scrollY: 0 }, pal);
     }
     ctx.fillStyle = pal.border;
     ctx.fillRect(0, MINIMAP_H - 1, this.cssW, 1);

@@ -5,6 +5,7 @@ import type { TlPlace, TlTracks, TlWindow } from "./api";
 import type { Layout } from "./layout";
 import type { Range } from "./nav";
 
+/** the label column's default width (css px) */
 export const LABEL_W = 210;
 
 export interface Elements {
@@ -52,6 +53,9 @@ export interface InputHost {
   readonly total: number;
   readonly layout: Layout;
   readonly areaW: number;
+  /** the label column's width (css px) */
+  readonly labelW: number;
+  setLabelW(w: number): void;
   readonly mainH: number;
   readonly range: Range | null;
   readonly drawn: TlWindow | null;

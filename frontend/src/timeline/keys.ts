@@ -2,7 +2,7 @@
 // has the focus): W/S zoom at the pointer (or the middle), smoothly while held; A/D pan; F zooms to the
 // selection, M marks it; ? shows the key help, Esc closes it or clears the selection and range.
 
-import { type InputHost, LABEL_W, type Listen } from "./input";
+import { type InputHost, type Listen } from "./input";
 import { pan, xToTime, zoomAt } from "./nav";
 
 /** Every key and pointer gesture, for the help overlay (Trace.tsx renders it). */
@@ -39,7 +39,7 @@ export function attachKeys(h: InputHost & KeyActions, on: Listen, cleanup: (() =
   const held = new Set<"w" | "s">();
   let frame = 0;
   let last = 0;
-  const anchor = () => (h.mouseX !== null && h.mouseX >= LABEL_W ? xToTime(h.view, h.areaW, h.mouseX - LABEL_W) : (h.view.t0 + h.view.t1) / 2);
+  const anchor = () => (h.mouseX !== null && h.mouseX >= h.labelW ? xToTime(h.view, h.areaW, h.mouseX - h.labelW) : (h.view.t0 + h.view.t1) / 2);
   const tick = (now: number) => {
     frame = 0;
     const dt = Math.min(0.1, Math.max(0, now - last) / 1000);

@@ -1,13 +1,13 @@
 // Mouse input on the timeline: drag to pan (or to select a range with Shift / the range mode), click to
 // select or collapse, wheel to zoom, pan and scroll, the overview's window dragged, hover tooltips.
 
-import { type Hit, type InputHost, LABEL_W, type Listen } from "./input";
+import { type Hit, type InputHost, type Listen } from "./input";
 import { lineAt, rowAt } from "./layout";
 import { type Range, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
 import { STEPS_H, counterValueAt } from "./render";
 
 interface Drag {
-  kind: "pan" | "range" | "label" | "minimap";
+  kind: "pan" | "range" | "label" | "minimap" | "labelW";
   x: number;
   y: number;
   view: Range;
@@ -15,6 +15,10 @@ interface Drag {
   moved: boolean;
   hit: Hit | null;
 }
+
+/** How near the label column's edge (css px) a press resizes the column. */
+const EDGE_PX = 4;
+const nearEdge = (h: InputHost, x: number) => Math.abs(x - h.labelW) <= EDGE_PX;
 
 const local = (e: MouseEvent, c: HTMLElement) => {
   const r = c.getBoundingClientRect();
@@ -30,7 +34,7 @@ export function attachPointer(h: InputHost, on: Listen): void {
   on(main, "mousedown", (e) => {
     if (e.button !== 0) return;
     const { x, y } = local(e, main);
-    const kind = x < LABEL_W ? "label" : e.shiftKey || h.rangeMode ? "range" : "pan";
+    const kind = nearEdge(h, x) ? "labelW" : x < h.labelW ? "label" : e.shiftKey || h.rangeMode ? "range" : "pan";
     drag = { kind, x, y, view: h.view, scrollY: h.scrollY, moved: false, hit: kind === "pan" ? h.hitTest(x, y) : null };
     e.preventDefault();
     h.el.root.focus({ preventScroll: true });
@@ -38,7 +42,7 @@ export function attachPointer(h: InputHost, on: Listen): void {
   on(minimap, "mousedown", (e) => {
     if (e.button !== 0) return;
     const { x, y } = local(e, minimap);
-    const t = ((x - LABEL_W) / h.areaW) * h.total;
+    const t = ((x - h.labelW) / h.areaW) * h.total;
     let view = h.view;
     if (t < view.t0 || t > view.t1) {
       const span = view.t1 - view.t0;
@@ -56,6 +60,10 @@ export function attachPointer(h: InputHost, on: Listen): void {
     }
     const c = d.kind === "minimap" ? minimap : main;
     const { x, y } = local(e, c);
+    if (d.kind === "labelW") {
+      h.setLabelW(x);
+      return;
+    }
     if (Math.abs(x - d.x) + Math.abs(y - d.y) > 3) d.moved = true;
     if (!d.moved) return;
     const span = d.view.t1 - d.view.t0;
@@ -66,8 +74,8 @@ export function attachPointer(h: InputHost, on: Listen): void {
     } else if (d.kind === "minimap") {
       h.setView(pan(d.view, ((x - d.x) * h.total) / h.areaW, h.total));
     } else if (d.kind === "range") {
-      const a = xToTime(h.view, h.areaW, Math.max(0, d.x - LABEL_W));
-      const b = xToTime(h.view, h.areaW, Math.max(0, x - LABEL_W));
+      const a = xToTime(h.view, h.areaW, Math.max(0, d.x - h.labelW));
+      const b = xToTime(h.view, h.areaW, Math.max(0, x - h.labelW));
       h.setRange({ t0: Math.min(a, b), t1: Math.max(a, b) });
     }
     hideTooltip(h);
@@ -76,6 +84,7 @@ export function attachPointer(h: InputHost, on: Listen): void {
     const d = drag;
     drag = null;
     if (!d) return;
+    if (d.kind === "labelW") return;
     if (d.kind === "range" && d.moved && h.range) h.cb.onRange(h.range);
     if (d.moved) return;
     const { x, y } = local(e, main);
@@ -109,8 +118,8 @@ export function attachPointer(h: InputHost, on: Listen): void {
   });
   on(ruler, "click", (e) => {
     const { x, y } = local(e, ruler);
-    if (y > STEPS_H || x < LABEL_W) return;
-    const t = h.base + xToTime(h.view, h.areaW, x - LABEL_W);
+    if (y > STEPS_H || x < h.labelW) return;
+    const t = h.base + xToTime(h.view, h.areaW, x - h.labelW);
     const st = h.tracks.steps.find((s) => s.start <= t && t <= s.end);
     if (st) h.setView(fitRange(st.start - h.base, st.end - h.base, h.total, 0.02));
   });
@@ -123,7 +132,7 @@ function onWheel(h: InputHost, e: WheelEvent, x: number): void {
   const dy = e.deltaY * px;
   const span = h.view.t1 - h.view.t0;
   if (e.ctrlKey || e.metaKey) {
-    const at = x >= LABEL_W ? xToTime(h.view, h.areaW, x - LABEL_W) : (h.view.t0 + h.view.t1) / 2;
+    const at = x >= h.labelW ? xToTime(h.view, h.areaW, x - h.labelW) : (h.view.t0 + h.view.t1) / 2;
     const f = Math.exp(Math.max(-1, Math.min(1, dy * 0.004)));
     h.setView(zoomAt(h.view, f, at, h.total));
   } else if (e.shiftKey || Math.abs(dx) > Math.abs(dy)) {
@@ -139,16 +148,25 @@ function hover(h: InputHost, e: MouseEvent, p: { x: number; y: number }): void {
   const tip = h.el.tooltip;
   let text = "";
   const hit = h.hitTest(p.x, p.y);
-  if (hit) {
+  if (nearEdge(h, p.x)) {
+    hideTooltip(h);
+    h.el.main.style.cursor = "col-resize";
+    return;
+  }
+  if (p.x < h.labelW) {
+    // the label's whole name (a long process name is cut to the column)
+    const l = lineAt(h.layout, p.y + h.scrollY);
+    if (l) text = l.label;
+  } else if (hit) {
     text = `${hit.name}\n${formatTime(hit.dur)}`;
     if (hit.count > 1) text += ` · ${hit.count.toLocaleString("en-US")} merged events (click to zoom)`;
     else text += ` · at ${formatTime(hit.start - h.base)}`;
-  } else if (p.x >= LABEL_W) {
+  } else if (p.x >= h.labelW) {
     const r = rowAt(h.layout, p.y + h.scrollY);
     const tp = r ? h.layout.tracks.get(r.track) : undefined;
     if (tp && tp.track.kind === "counter" && h.drawn) {
       const s = h.drawn.counters.get(tp.track.id);
-      const t = h.base + xToTime(h.view, h.areaW, p.x - LABEL_W);
+      const t = h.base + xToTime(h.view, h.areaW, p.x - h.labelW);
       const v = s ? counterValueAt(s, t) : null;
       if (v !== null) text = `${tp.track.name}\n${fmtValue(v, tp.track.unit)} at ${formatTime(t - h.base)}`;
     }

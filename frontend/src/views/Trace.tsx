@@ -23,6 +23,7 @@ import { decodeWindow } from "../timeline/decode";
 import { rulerTitle } from "../timeline/steps";
 import { type Range, formatTime } from "../timeline/nav";
 import { readFindWith } from "./findWith";
+import { SidePanel, useFillHeight } from "./traceLayout";
 import { useTimelineSearch } from "./traceSearch";
 import { type ViewProps, profileParams } from "./types";
 
@@ -75,6 +76,8 @@ export interface TimelineHook {
   /** the box-selected range and the mark (relative µs), when there are */
   range(): Range | null;
   mark(): Range | null;
+  /** the label column's width (css px) */
+  labelW(): number;
   /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn;
    * times the label column was drawn (it is copied while only the view changes) */
   stats(): { items: number; boxes: number; ms: number; frames: number; labelPaints: number };
@@ -133,6 +136,8 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   const miniRef = useRef<HTMLCanvasElement>(null);
   const tipRef = useRef<HTMLDivElement>(null);
   const helpRef = useRef<HTMLDivElement>(null);
+  const viewRef = useRef<HTMLDivElement>(null);
+  useFillHeight(viewRef);
   const ctlRef = useRef<TimelineController | null>(null);
   const setStateRef = useRef(p.setState);
   setStateRef.current = p.setState;
@@ -233,6 +238,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       view: () => ctl.view,
       range: () => ctl.range,
       mark: () => ctl.mark,
+      labelW: () => ctl.labelW,
       stats: () => ctl.stats,
     };
     window.__timeline = hook;
@@ -341,7 +347,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   }
 
   return (
-    <div className="trace-view">
+    <div className="trace-view" ref={viewRef}>
       <div className="tl-toolbar">
         <button type="button" className="btn" onClick={() => ctlRef.current?.fit()} data-testid="timeline-fit" title="Show the whole profile">
           Fit
@@ -419,66 +425,76 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       </div>
       {findError && <div className="warn">{findError}</div>}
       {windowError && <ErrorBox error={windowError} what="this part of the timeline" />}
-      <div className="timeline" ref={rootRef} data-testid="timeline" data-state="loading" tabIndex={0}>
-        <canvas ref={miniRef} className="tl-minimap" data-testid="timeline-minimap" />
-        <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" onMouseMove={(e) => rulerTitle(e.currentTarget, e.clientX, ctlRef.current, tracks)} />
-        <div className="tl-main">
-          <canvas ref={mainRef} />
-        </div>
-        <div className="tl-tooltip" ref={tipRef} role="tooltip" />
-        <div className="tl-keys" ref={helpRef} data-testid="timeline-keys" role="dialog" aria-label="Timeline keys" hidden>
-          <strong>Keys</strong> <span className="muted">(? or Esc closes)</span>
-          <dl className="kv">
-            {KEY_HELP.map(([k, what]) => (
-              <KeyRow key={k} k={k} what={what} />
-            ))}
-          </dl>
-        </div>
-      </div>
-      {selId && (
-        <div className="tl-selline" data-testid="timeline-selline">
-          <span className="muted">Selected: </span>
-          {event && event.id === selId ? (
-            <>
-              <strong className="tl-selname" title={event.name}>
-                {event.name}
-              </strong>
-              <span className="muted tl-selmeta">
-                {formatTime(event.dur)} · at {formatTime(event.start - tracks.start)}
-              </span>
-              <a
-                href="#"
-                onClick={(e) => {
-                  e.preventDefault();
-                  document.querySelector('[data-testid="timeline-details"]')?.scrollIntoView({ behavior: "smooth", block: "start" });
-                }}
-              >
-                details ↓
-              </a>
-            </>
-          ) : (
-            <span className="muted">loading…</span>
+      <div className="tl-body">
+        <div className="tl-left">
+          <div className="timeline" ref={rootRef} data-testid="timeline" data-state="loading" tabIndex={0}>
+            <canvas ref={miniRef} className="tl-minimap" data-testid="timeline-minimap" />
+            <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" onMouseMove={(e) => rulerTitle(e.currentTarget, e.clientX, ctlRef.current, tracks)} />
+            <div className="tl-main">
+              <canvas ref={mainRef} />
+            </div>
+            <div className="tl-tooltip" ref={tipRef} role="tooltip" />
+            <div className="tl-keys" ref={helpRef} data-testid="timeline-keys" role="dialog" aria-label="Timeline keys" hidden>
+              <strong>Keys</strong> <span className="muted">(? or Esc closes)</span>
+              <dl className="kv">
+                {KEY_HELP.map(([k, what]) => (
+                  <KeyRow key={k} k={k} what={what} />
+                ))}
+              </dl>
+            </div>
+          </div>
+          {selId && (
+            <div className="tl-selline" data-testid="timeline-selline">
+              <span className="muted">Selected: </span>
+              {event && event.id === selId ? (
+                <>
+                  <strong className="tl-selname" title={event.name}>
+                    {event.name}
+                  </strong>
+                  <span className="muted tl-selmeta">
+                    {formatTime(event.dur)} · at {formatTime(event.start - tracks.start)}
+                  </span>
+                  <a
+                    href="#"
+                    onClick={(e) => {
+                      e.preventDefault();
+                      document.querySelector('[data-testid="timeline-details"]')?.scrollIntoView({ behavior: "smooth", block: "nearest" });
+                    }}
+                  >
+                    details →
+                  </a>
+                </>
+              ) : (
+                <span className="muted">loading…</span>
+              )}
+            </div>
           )}
+          <div className="tl-help muted">
+            W/S (hold) or Ctrl+wheel: zoom · A/D, Shift+wheel or drag: pan · wheel: scroll tracks · click: select · Shift+drag: select a range · F: zoom to
+            the selection · M: mark it · Esc: clear the selection · ?: every key
+          </div>
         </div>
-      )}
-      <div className="tl-help muted">
-        W/S (hold) or Ctrl+wheel: zoom · A/D, Shift+wheel or drag: pan · wheel: scroll tracks · click: select · Shift+drag: select a range · F: zoom to
-        the selection · M: mark it · Esc: clear the selection · ?: every key
-      </div>
-      <div className="tl-panels">
-        {selId && <Details p={p} id={selId} loading={detail.loading} error={detail.error} event={event} base={tracks.start} onLink={goToPlace} />}
-        {range && (
-          <Section title={`Range ${formatTime(range.t0)} – ${formatTime(range.t1)} (${formatTime(range.t1 - range.t0)})`} id="timeline-range">
-            {agg.error && <ErrorBox error={agg.error} what="the range's events" />}
-            {!aggregate && !agg.error && <Loading what="the range's events" />}
-            {aggregate && (
-              <>
-                <div className="muted">{formatCount(aggregate.events)} events overlap the range.</div>
-                <DataTable rows={aggregate.rows} columns={AGG_COLUMNS} csvName={fileSlug("range", p.run, p.worker, p.span)} initialSort={{ id: "total", desc: true }} height={320} testId="timeline-aggregate" />
-              </>
-            )}
-          </Section>
-        )}
+        {/* always there: a selection does not narrow the tracks under the pointer */}
+        <SidePanel>
+          {!selId && !range && (
+            <p className="muted tl-side-empty" data-testid="timeline-side-empty">
+              Click an event for its details and links; Shift+drag on the tracks to sum up a time range.
+            </p>
+          )}
+          {selId && <Details p={p} id={selId} loading={detail.loading} error={detail.error} event={event} base={tracks.start} onLink={goToPlace} />}
+          {range && (
+            <Section title={`Range ${formatTime(range.t0)} – ${formatTime(range.t1)} (${formatTime(range.t1 - range.t0)})`} id="timeline-range">
+              {agg.error && <ErrorBox error={agg.error} what="the range's events" />}
+              {!aggregate && !agg.error && <Loading what="the range's events" />}
+              {aggregate && (
+                <>
+                  <div className="muted">{formatCount(aggregate.events)} events overlap the range.</div>
+                  <DataTable rows={aggregate.rows} columns={AGG_COLUMNS} csvName={fileSlug("range", p.run, p.worker, p.span)} initialSort={{ id: "total", desc: true }} height={320} testId="timeline-aggregate" />
+                </>
+              )}
+            </Section>
+          )}
+        </SidePanel>
       </div>
     </div>
   );
