@@ -14,9 +14,16 @@ For one logdir (its first run, first worker, first span), ``--repeats`` times:
    ``warm_draw_s``: the same in a second page of the same TensorBoard (index built);
 4. pan/zoom from cached data, at two views (the whole profile; 1/50 of it around its middle): after a
    1 s warm-up pass has fetched what the drive shows, for ``--drive`` seconds every animation frame
-   sends the next key of W, D, A, S (zoom in, pan right, back, zoom back out) to the page, as a user's
-   key repeat would; frames drawn (the controller's frame counter) per second is ``fps``, and
-   ``draw_ms`` the median time the controller spent drawing one frame.
+   sends the next key of W, D, A, S (zoom in, pan right, back, zoom back out) to the page (keydown and
+   keyup: a tap, one step each); frames drawn (the controller's frame counter) per second is ``fps``, and
+   ``draw_ms`` the median time the controller spent drawing one frame;
+5. drag-pan at the zoomed view, two ways, for ``--drive`` seconds each: ``drag_fps``, a scripted drag in
+   the page (mousedown on the tracks, then every animation frame two mousemoves 6 px apart to the
+   left, as a 120 Hz mouse sends them, mouseup after 700 px and grab again: the view keeps panning
+   right into parts not fetched yet), and ``drag_cdp_fps``, the same strokes through the browser's
+   input pipeline (Playwright's mouse, one move per round trip). ``panned`` is how many screen widths
+   the view moved; ``cpu_ms_per_frame`` the CPU time of every chromium process per frame drawn (on a
+   shared machine the frame rate follows the load; this moves less).
 
 Prints medians over the repeats (min-max) and the targets of issue 11: first draw <= 2 s, >= 30
 frames/s, TensorBoard's tree <= 1.5 GB (on the 1 GB trace).
@@ -46,7 +53,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import REPO, fmt, machine, summary, write_json
-from proctree import TreeSampler
+from proctree import TreeSampler, descendants
 
 PREFIX = "/data/plugin/pytorch_profiler"
 TENSORBOARD = REPO / ".venv" / "bin" / "tensorboard"
@@ -81,7 +88,9 @@ DRIVE_JS = """async (ms) => {
                 last = s.frames;
             }
             if (performance.now() - t0 >= ms) return resolve();
-            window.dispatchEvent(new KeyboardEvent("keydown", { key: keys[i++ % 4] }));
+            const key = keys[i++ % 4];
+            window.dispatchEvent(new KeyboardEvent("keydown", { key }));
+            window.dispatchEvent(new KeyboardEvent("keyup", { key }));
             requestAnimationFrame(step);
         };
         requestAnimationFrame(step);
@@ -90,6 +99,56 @@ DRIVE_JS = """async (ms) => {
     const frames = hook.stats().frames - f0;
     const heap = performance.memory ? performance.memory.usedJSHeapSize : null;
     return { frames, seconds, keys: i, draws, heap };
+}"""
+
+
+# a scripted drag-pan: strokes of mousemoves right to left, two per animation frame; counts frames
+DRAG_JS = """async (ms) => {
+    const hook = window.__timeline;
+    const c = document.querySelector('[data-testid="timeline"] .tl-main canvas');
+    const r = c.getBoundingClientRect();
+    const y = r.top + Math.min(60, r.height / 2);
+    const right = r.right - 40;
+    const left = right - 700;
+    let x = right;
+    let down = false;
+    const fire = (type) => c.dispatchEvent(new MouseEvent(type, {
+        clientX: x, clientY: y, button: 0, buttons: down ? 1 : 0, bubbles: true, cancelable: true, view: window,
+    }));
+    const v0 = hook.view();
+    const draws = [];
+    const f0 = hook.stats().frames;
+    const t0 = performance.now();
+    let last = f0;
+    let moves = 0;
+    await new Promise((resolve) => {
+        const step = () => {
+            const s = hook.stats();
+            if (s.frames !== last) {
+                draws.push(s.ms);
+                last = s.frames;
+            }
+            if (performance.now() - t0 >= ms) {
+                if (down) { down = false; fire("mouseup"); }
+                return resolve();
+            }
+            if (!down) {
+                x = right;
+                down = true;
+                fire("mousedown");
+            } else {
+                for (let k = 0; k < 2; k++) { x -= 6; moves++; fire("mousemove"); }
+                if (x <= left) { down = false; fire("mouseup"); }
+            }
+            requestAnimationFrame(step);
+        };
+        requestAnimationFrame(step);
+    });
+    const seconds = (performance.now() - t0) / 1000;
+    const frames = hook.stats().frames - f0;
+    const v1 = hook.view();
+    const panned = (v1.t0 - v0.t0) / (v0.t1 - v0.t0);
+    return { frames, seconds, moves, draws, panned };
 }"""
 
 
@@ -194,6 +253,69 @@ def drive(page: Any, seconds: float) -> dict[str, Any]:
     }
 
 
+def browser_cpu_s() -> float:
+    """CPU seconds (user + system) used so far by the chromium processes this benchmark started."""
+    total = 0
+    for pid in descendants(os.getpid()):
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        name = stat[stat.index(b"(") + 1 : stat.rindex(b")")]
+        if b"chrom" not in name:
+            continue
+        fields = stat[stat.rindex(b")") + 2 :].split()
+        total += int(fields[11]) + int(fields[12])  # utime, stime (clock ticks)
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def drag(page: Any, seconds: float) -> dict[str, Any]:
+    """Drag-pan in the page (DRAG_JS), then through Playwright's mouse; frames drawn per second, and the
+    browser's CPU time per frame drawn (all its processes: a figure the machine's load moves less)."""
+    page.wait_for_selector(READY, timeout=60000)
+    page.wait_for_timeout(500)
+    c0 = browser_cpu_s()
+    r = page.evaluate(DRAG_JS, int(seconds * 1000))
+    cpu = browser_cpu_s() - c0
+    draws = r.pop("draws")
+    out = {
+        **r,
+        "fps": r["frames"] / r["seconds"],
+        "draw_ms": statistics.median(draws) if draws else None,
+        "cpu_ms_per_frame": cpu * 1000 / max(r["frames"], 1),
+    }
+    page.wait_for_selector(READY, timeout=60000)
+    box = page.locator('[data-testid="timeline"] .tl-main canvas').bounding_box()
+    y = box["y"] + min(60, box["height"] / 2)
+    right = box["x"] + box["width"] - 40
+    f0 = page.evaluate("window.__timeline.stats().frames")
+    c0 = browser_cpu_s()
+    t0 = time.perf_counter()
+    moves = 0
+    while time.perf_counter() - t0 < seconds:
+        page.mouse.move(right, y)
+        page.mouse.down()
+        for k in range(1, 118):
+            page.mouse.move(right - 6 * k, y)
+            moves += 1
+            if time.perf_counter() - t0 >= seconds:
+                break
+        page.mouse.up()
+    wall = time.perf_counter() - t0
+    frames = page.evaluate("window.__timeline.stats().frames") - f0
+    cpu = browser_cpu_s() - c0
+    out["cdp"] = {
+        "frames": frames,
+        "seconds": wall,
+        "moves": moves,
+        "fps": frames / wall,
+        "moves_per_s": moves / wall,
+        "cpu_ms_per_frame": cpu * 1000 / max(frames, 1),
+    }
+    return out
+
+
 def one_round(logdir: Path, browser: Any, seconds: float, timeout: float, log_dir: Path) -> dict[str, Any]:
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -226,6 +348,7 @@ def one_round(logdir: Path, browser: Any, seconds: float, timeout: float, log_di
             zoom = {"t0": f"{span * 0.49:.3f}", "t1": f"{span * 0.51:.3f}"}
             ctx, page, res["zoomed_draw_s"], errors3 = open_trace(browser, base, profile, zoom, timeout)
             res["fps_zoomed"] = drive(page, seconds)
+            res["drag_zoomed"] = drag(page, seconds)
             ctx.close()
             res["page_errors"] = errors + errors2 + errors3
             res["peak_rss_mb"] = sampler.peak / 2**20
@@ -262,7 +385,8 @@ def bench(logdir: Path, repeats: int, seconds: float, timeout: float) -> dict[st
                 print(
                     f"  round {i + 1}: ready {r['ready_s']:.1f} s, first draw {r['first_draw_s']:.2f} s "
                     f"(warm {r['warm_draw_s']:.2f} s), {r['fps_whole']['fps']:.0f} fps whole / "
-                    f"{r['fps_zoomed']['fps']:.0f} fps zoomed, tree peak {r['peak_rss_mb']:.0f} MB "
+                    f"{r['fps_zoomed']['fps']:.0f} fps zoomed, drag-pan {r['drag_zoomed']['fps']:.0f} fps "
+                    f"(through the browser's input {r['drag_zoomed']['cdp']['fps']:.0f}), tree peak {r['peak_rss_mb']:.0f} MB "
                     f"(load average {r['loadavg_at_start']:.1f} at the start)",
                     flush=True,
                 )
@@ -285,6 +409,13 @@ def bench(logdir: Path, repeats: int, seconds: float, timeout: float) -> dict[st
         "zoomed_draw_s": col(lambda r: r["zoomed_draw_s"]),
         "fps_whole": col(lambda r: r["fps_whole"]["fps"]),
         "fps_zoomed": col(lambda r: r["fps_zoomed"]["fps"]),
+        "drag_fps": col(lambda r: r["drag_zoomed"]["fps"]),
+        "drag_draw_ms": col(lambda r: r["drag_zoomed"]["draw_ms"]),
+        "drag_panned_screens": col(lambda r: r["drag_zoomed"]["panned"]),
+        "drag_cpu_ms": col(lambda r: r["drag_zoomed"]["cpu_ms_per_frame"]),
+        "drag_cdp_cpu_ms": col(lambda r: r["drag_zoomed"]["cdp"]["cpu_ms_per_frame"]),
+        "drag_cdp_fps": col(lambda r: r["drag_zoomed"]["cdp"]["fps"]),
+        "drag_cdp_moves_per_s": col(lambda r: r["drag_zoomed"]["cdp"]["moves_per_s"]),
         "idle_fps": col(lambda r: r["fps_whole"]["idle_fps"]),
         "draw_ms_whole": col(lambda r: r["fps_whole"]["draw_ms"]),
         "draw_ms_zoomed": col(lambda r: r["fps_zoomed"]["draw_ms"]),
@@ -319,6 +450,19 @@ def report(r: dict[str, Any]) -> None:
             f"pan/zoom from cache, {view} view: {fmt(s, digits=0, unit=' fps')} [{ok}], "
             f"{fmt(r[f'draw_ms_{view}'], digits=1, unit=' ms')} drawing per frame"
         )
+    s = r["drag_fps"]
+    ok = "ok" if s["median"] >= TARGETS["fps"] else "UNDER"
+    print(
+        f"drag-pan, zoomed view (scripted in the page): {fmt(s, digits=0, unit=' fps')} [{ok}], "
+        f"{fmt(r['drag_draw_ms'], digits=1, unit=' ms')} drawing per frame, "
+        f"{fmt(r['drag_panned_screens'], digits=1)} screens panned, "
+        f"browser CPU {fmt(r['drag_cpu_ms'], digits=1, unit=' ms')} per frame"
+    )
+    print(
+        f"drag-pan through the browser's input (Playwright mouse): {fmt(r['drag_cdp_fps'], digits=0, unit=' fps')} "
+        f"at {fmt(r['drag_cdp_moves_per_s'], digits=0)} moves/s, "
+        f"browser CPU {fmt(r['drag_cdp_cpu_ms'], digits=1, unit=' ms')} per frame"
+    )
     print(f"animation frames/s of the idle page (the browser's ceiling here): {fmt(r['idle_fps'], digits=0)}")
     print(f"boxes in the whole view's answer: {fmt(r['items_whole'], digits=0)}")
     print(f"page JS heap after the drive: {fmt(r['page_heap_mb'], digits=0, unit=' MB')}")

@@ -367,6 +367,8 @@ def track_ids(param: str) -> list[int]:
 
 
 def test_asks_for_the_tracks_on_screen_and_draws_them_fast(tb_dense, page, rec):
+    # the track area takes the window's height: a shorter window keeps a good part of the tracks off screen
+    page.set_viewport_size({"width": 1280, "height": 760})
     open_trace(page, tb_dense, run="dense")
     _, tracks = tb_dense.get("timeline/tracks", run="dense", worker="w0")
     events = {t["id"]: t.get("events", 0) for t in tracks["tracks"]}

@@ -1,12 +1,16 @@
-// The timeline's state and input handling, outside React: the view (time range), vertical scroll,
-// collapse state, hover, selection, search marks and the range selection live here and every change
-// schedules one redraw on the next animation frame. React owns the panels around it and hears about
-// changes through the callbacks.
+// The timeline's state and drawing, outside React: the view (time range), vertical scroll, collapse
+// state, selection, search marks and the range selection live here and every change schedules one
+// redraw on the next animation frame. Input is handled in pointer.ts and keys.ts (through InputHost).
+// React owns the panels around it and hears about changes through the callbacks.
 
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
 import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
-import { type Layout, ROW_H, buildLayout, groupKey, lineAt, rowAt, toggle, trackKey, tracksIn } from "./layout";
-import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, pan, xToTime, zoomAt } from "./nav";
+import { type Callbacks, type Detail, type Elements, type Hit, type InputHost, LABEL_W, listener } from "./input";
+import { type KeyActions, attachKeys } from "./keys";
+import { Layer } from "./layer";
+import { type Layout, ROW_H, buildLayout, groupKey, rowAt, toggle, trackKey, tracksIn } from "./layout";
+import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, xToTime } from "./nav";
+import { attachPointer, fmtValue } from "./pointer";
 import {
   AXIS_H,
   type Palette,
@@ -14,7 +18,6 @@ import {
   Scratch,
   type Viewport,
   boxName,
-  counterValueAt,
   drawCounter,
   drawDensity,
   drawEvents,
@@ -26,8 +29,22 @@ import {
   setupCanvas,
 } from "./render";
 
-export const LABEL_W = 210;
+export type { Callbacks, Detail, Elements, Hit };
+export { LABEL_W };
+
 const MINIMAP_H = 44;
+const MIN_LABEL_W = 120;
+const MAX_LABEL_W = 640;
+const LABEL_W_KEY = "torch-tb-profiler.timeline.labelWidth";
+
+function readLabelW(): number {
+  try {
+    const v = Number(localStorage.getItem(LABEL_W_KEY));
+    return Number.isFinite(v) && v >= MIN_LABEL_W && v <= MAX_LABEL_W ? v : LABEL_W;
+  } catch {
+    return LABEL_W;
+  }
+}
 /** While something is drawn, a window is asked for once the view has stayed on its tile this long:
  * a fast pan or zoom draws cached answers and sends nothing until it settles. */
 export const FETCH_DELAY_MS = 60;
@@ -35,40 +52,7 @@ export const FETCH_DELAY_MS = 60;
 /** `tracks`: the `tracks=` parameter (docs/api.md), null for every track */
 export type FetchWindow = (startAbs: number, endAbs: number, px: number, tracks: string | null, signal: AbortSignal) => Promise<TlWindow>;
 
-/** What the drawn answer is: its resolution (µs per box at least) and whether the server coarsened it. */
-export interface Detail {
-  resolution: number;
-  coarsened: boolean;
-}
-
-export interface Callbacks {
-  onView(v: Range): void;
-  /** a click on an event (id) or on nothing (null) */
-  onSelect(id: string | null, place: TlPlace | null): void;
-  onRange(r: Range | null): void;
-  onState(state: "loading" | "ready", error: Error | null, detail: Detail | null): void;
-}
-
-export interface Elements {
-  root: HTMLElement;
-  main: HTMLCanvasElement;
-  ruler: HTMLCanvasElement;
-  minimap: HTMLCanvasElement;
-  tooltip: HTMLElement;
-}
-
-export interface Hit {
-  index: number;
-  id: string | null;
-  name: string;
-  start: number;
-  dur: number;
-  count: number;
-  track: number;
-  depth: number;
-}
-
-export class TimelineController {
+export class TimelineController implements InputHost, KeyActions {
   readonly base: number;
   readonly total: number;
   view: Range;
@@ -76,14 +60,18 @@ export class TimelineController {
   collapsed = new Set<string>();
   layout: Layout;
   rangeMode = false;
+  /** the label column's width (css px): dragged at its edge, remembered in the browser */
+  labelW = readLabelW();
 
   private pal: Palette;
   private readonly cache = new WindowCache(16);
   private readonly scratch = new Scratch();
-  private drawn: TlWindow | null = null;
+  private readonly labels = new Layer();
+  private readonly minimapLayer = new Layer();
+  drawn: TlWindow | null = null;
   private frame = 0;
   private cssW = 0;
-  private mainH = 0;
+  mainH = 0;
   private minimapData: TlWindow | null = null;
   private minimapCtl: AbortController | null = null;
   /** the tracks the drawn answer holds (null: all) */
@@ -91,17 +79,12 @@ export class TimelineController {
   private selection: { place: TlPlace; links: TlLink[] } | null = null;
   private marks: TlPlace[] = [];
   private current: TlPlace | null = null;
-  private range: Range | null = null;
-  private drag: {
-    kind: "pan" | "range" | "label" | "minimap";
-    x: number;
-    y: number;
-    view: Range;
-    scrollY: number;
-    moved: boolean;
-    hit: Hit | null;
-  } | null = null;
-  private mouseX: number | null = null;
+  range: Range | null = null;
+  /** the marked range (M): drawn across the tracks until removed */
+  mark: Range | null = null;
+  /** which of the range and the selected event F and M act on: the one chosen last */
+  private picked: "range" | "event" | null = null;
+  mouseX: number | null = null;
   private error: Error | null = null;
   private readonly cleanup: (() => void)[] = [];
   private lastState = "";
@@ -109,13 +92,13 @@ export class TimelineController {
   private waiting: { key: string; timer: number; due: boolean } | null = null;
   /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; and the
    * number of frames drawn so far */
-  stats = { items: 0, boxes: 0, ms: 0, frames: 0 };
+  stats = { items: 0, boxes: 0, ms: 0, frames: 0, labelPaints: 0 };
 
   constructor(
     readonly tracks: TlTracks,
-    private readonly el: Elements,
+    readonly el: Elements,
     private readonly fetchWindow: FetchWindow,
-    private readonly cb: Callbacks,
+    readonly cb: Callbacks,
     dark: boolean,
     initial: Range | null,
   ) {
@@ -125,7 +108,6 @@ export class TimelineController {
     this.layout = buildLayout(tracks.groups, tracks.tracks, this.collapsed);
     this.pal = makePalette(dark, getComputedStyle(document.documentElement));
     this.listen();
-    this.fitHeight();
     this.resize();
     this.fetchMinimap();
   }
@@ -156,6 +138,7 @@ export class TimelineController {
   }
 
   setSelection(place: TlPlace | null, links: TlLink[] = []): void {
+    if (place && place.id !== this.selection?.place.id) this.picked = "event";
     this.selection = place ? { place, links } : null;
     this.redraw();
   }
@@ -168,7 +151,35 @@ export class TimelineController {
 
   setRange(r: Range | null): void {
     this.range = r;
+    if (r) this.picked = "range";
     this.redraw();
+  }
+
+  setMark(r: Range | null): void {
+    this.mark = r;
+    this.redraw();
+  }
+
+  /** The selection F and M act on (relative µs): the range or the selected event, the one chosen last. */
+  selectedSpan(): Range | null {
+    const p = this.selection?.place;
+    const ev = p ? { t0: p.start - this.base, t1: p.start - this.base + p.dur } : null;
+    if (this.picked === "event" && ev) return ev;
+    return this.range ?? ev;
+  }
+
+  zoomToSelection(): void {
+    const s = this.selectedSpan();
+    if (s) this.setView(fitRange(s.t0, s.t1, this.total, 0.05));
+  }
+
+  /** Mark the selection; M on the marked range itself (or with nothing selected) removes the mark. */
+  toggleMark(): void {
+    const s = this.selectedSpan();
+    const m = this.mark;
+    const same = !!s && !!m && Math.abs(s.t0 - m.t0) < 1e-3 && Math.abs(s.t1 - m.t1) < 1e-3;
+    this.setMark(s && !same ? s : null);
+    this.cb.onMark?.(this.mark);
   }
 
   /** Bring an event (absolute times) into the view: centred at ~5× its width, fitted with a margin,
@@ -203,32 +214,36 @@ export class TimelineController {
     if (!keys.length) return;
     for (const k of keys) this.collapsed = toggle(this.collapsed, k);
     this.layout = buildLayout(this.tracks.groups, this.tracks.tracks, this.collapsed);
-    this.fitHeight();
+  }
+
+  setLabelW(w: number): void {
+    const next = Math.round(Math.max(MIN_LABEL_W, Math.min(w, this.cssW - 200, MAX_LABEL_W)));
+    if (next === this.labelW) return;
+    this.labelW = next;
+    try {
+      localStorage.setItem(LABEL_W_KEY, String(next));
+    } catch {
+      // storage refused (private mode): the width lasts for this page
+    }
+    this.redraw();
   }
 
   toggleKey(key: string): void {
     this.collapsed = toggle(this.collapsed, key);
     this.layout = buildLayout(this.tracks.groups, this.tracks.tracks, this.collapsed);
-    this.fitHeight();
     this.setScroll(this.scrollY);
-  }
-
-  /** The track area is no taller than its tracks (the ResizeObserver picks the new height up). */
-  private fitHeight(): void {
-    const host = this.el.main.parentElement;
-    if (host) host.style.maxHeight = `${Math.max(120, this.layout.height + 2)}px`;
   }
 
   // ---- geometry ----
 
   get areaW(): number {
-    return Math.max(1, this.cssW - LABEL_W);
+    return Math.max(1, this.cssW - this.labelW);
   }
 
   /** The trace time (absolute µs) at `x` css px from the left of the tracks or ruler canvas; null over
    * the label column. */
   timeAtX(x: number): number | null {
-    return x < LABEL_W ? null : this.base + xToTime(this.view, this.areaW, x - LABEL_W);
+    return x < this.labelW ? null : this.base + xToTime(this.view, this.areaW, x - this.labelW);
   }
 
   /** The client x of a trace time (absolute µs), and the client y of an event row's middle (null when
@@ -243,10 +258,10 @@ export class TimelineController {
   }
 
   private vp(height: number): Viewport {
-    return { view: this.view, base: this.base, x0: LABEL_W, width: this.areaW, height, scrollY: this.scrollY };
+    return { view: this.view, base: this.base, x0: this.labelW, width: this.areaW, height, scrollY: this.scrollY };
   }
 
-  private setScroll(y: number): void {
+  setScroll(y: number): void {
     this.scrollY = Math.max(0, Math.min(y, this.layout.height - this.mainH + 8));
     this.redraw();
   }
@@ -281,7 +296,7 @@ export class TimelineController {
       b = Math.min(b, this.areaW);
       if (b < a || y < 0 || y + ROW_H > this.mainH) return null;
       const r = this.el.main.getBoundingClientRect();
-      return { x: r.left + LABEL_W + (a + b) / 2, y: r.top + y + ROW_H / 2 };
+      return { x: r.left + this.labelW + (a + b) / 2, y: r.top + y + ROW_H / 2 };
     }
     return null;
   }
@@ -304,12 +319,12 @@ export class TimelineController {
   /** The event under (x, y) (main canvas CSS pixels). */
   hitTest(x: number, y: number): Hit | null {
     const w = this.drawn;
-    if (!w || x < LABEL_W) return null;
+    if (!w || x < this.labelW) return null;
     const r = rowAt(this.layout, y + this.scrollY);
     if (!r) return null;
     const tp = this.layout.tracks.get(r.track);
     if (!tp || tp.track.kind === "counter") return null;
-    const t = this.base + xToTime(this.view, this.areaW, x - LABEL_W);
+    const t = this.base + xToTime(this.view, this.areaW, x - this.labelW);
     const tol = (2 * (this.view.t1 - this.view.t0)) / this.areaW;
     let best = -1;
     let bestDist = Infinity;
@@ -437,7 +452,7 @@ export class TimelineController {
     const boxes = this.drawMain();
     this.drawRulerCanvas();
     this.drawMinimap();
-    this.stats = { items: this.drawn?.count ?? 0, boxes, ms: performance.now() - began, frames: this.stats.frames + 1 };
+    this.stats = { items: this.drawn?.count ?? 0, boxes, ms: performance.now() - began, frames: this.stats.frames + 1, labelPaints: this.labels.paints };
     const ready = !!entry?.data && this.drawn === entry.data;
     const state = ready ? "ready" : "loading";
     const err = entry?.error ?? null;
@@ -495,11 +510,13 @@ export class TimelineController {
       if (src) drawDensity(ctx, src, l.members, y + 3, l.h - 6, vp, density);
     }
     this.drawOverlays(ctx, vp);
-    this.drawLabels(ctx);
+    // the label column changes with the scroll, the layout, the theme and the size, not with the view
+    const deps = [this.layout, this.pal, this.scrollY, this.drawn];
+    this.labels.draw(ctx, deps, this.labelW, H, (c) => this.drawLabels(c));
     if (this.error) {
       ctx.fillStyle = pal.accent;
       ctx.font = "12px system-ui, sans-serif";
-      ctx.fillText(`Could not load this window: ${this.error.message}`, LABEL_W + 8, 16);
+      ctx.fillText(`Could not load this window: ${this.error.message}`, this.labelW + 8, 16);
     }
     // scrollbar hint
     if (this.layout.height > H) {
@@ -515,7 +532,7 @@ export class TimelineController {
     const y = this.rowTop(p.track, p.depth);
     if (y === null) return null;
     const scale = this.areaW / (this.view.t1 - this.view.t0);
-    const x = LABEL_W + (p.start - this.base - this.view.t0) * scale;
+    const x = this.labelW + (p.start - this.base - this.view.t0) * scale;
     return { x, y, w: Math.max(1, p.dur * scale) };
   }
 
@@ -523,12 +540,22 @@ export class TimelineController {
     const pal = this.pal;
     ctx.save();
     ctx.beginPath();
-    ctx.rect(LABEL_W, 0, vp.width, vp.height);
+    ctx.rect(this.labelW, 0, vp.width, vp.height);
     ctx.clip();
+    if (this.mark) {
+      const scale = vp.width / (this.view.t1 - this.view.t0);
+      const a = this.labelW + (this.mark.t0 - this.view.t0) * scale;
+      const b = this.labelW + (this.mark.t1 - this.view.t0) * scale;
+      ctx.fillStyle = markColour(pal.dark, true);
+      ctx.fillRect(a, 0, Math.max(1, b - a), vp.height);
+      ctx.fillStyle = markColour(pal.dark, false);
+      ctx.fillRect(a - 1, 0, 2, vp.height);
+      ctx.fillRect(b - 1, 0, 2, vp.height);
+    }
     if (this.range) {
       const scale = vp.width / (this.view.t1 - this.view.t0);
-      const a = LABEL_W + (this.range.t0 - this.view.t0) * scale;
-      const b = LABEL_W + (this.range.t1 - this.view.t0) * scale;
+      const a = this.labelW + (this.range.t0 - this.view.t0) * scale;
+      const b = this.labelW + (this.range.t1 - this.view.t0) * scale;
       ctx.fillStyle = pal.shade;
       ctx.fillRect(a, 0, b - a, vp.height);
       ctx.fillStyle = pal.accent;
@@ -583,7 +610,7 @@ export class TimelineController {
     const pal = this.pal;
     const H = this.mainH;
     ctx.fillStyle = pal.panel;
-    ctx.fillRect(0, 0, LABEL_W, H);
+    ctx.fillRect(0, 0, this.labelW, H);
     ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
     ctx.textBaseline = "middle";
     for (const l of this.layout.lines) {
@@ -592,14 +619,14 @@ export class TimelineController {
       if (l.kind === "group") {
         ctx.font = "600 12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
         ctx.fillStyle = pal.fg;
-        ctx.fillText(`${l.collapsed ? "▸" : "▾"} ${fitText(l.label, LABEL_W - 24)}`, 6, y + l.h / 2);
+        ctx.fillText(`${l.collapsed ? "▸" : "▾"} ${fitText(l.label, this.labelW - 24)}`, 6, y + l.h / 2);
         ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
       } else if (l.place) {
         const t = l.place.track;
         const ty = Math.max(y + 9, Math.min(8, y + l.h - 9)); // sticky label while the track scrolls
         ctx.fillStyle = pal.fg;
         const mark = l.collapsible ? (l.collapsed ? "▸ " : "▾ ") : "   ";
-        ctx.fillText(`${mark}${fitText(t.name, LABEL_W - 40)}`, 14, ty);
+        ctx.fillText(`${mark}${fitText(t.name, this.labelW - 40)}`, 14, ty);
         if (t.kind === "counter") {
           ctx.fillStyle = pal.muted;
           ctx.font = "10px system-ui, sans-serif";
@@ -611,16 +638,16 @@ export class TimelineController {
           ctx.font = "10px system-ui, sans-serif";
           for (let k = t.rows - t.extraRows; k < t.rows; k++) {
             const ry = l.place.y + k * ROW_H - this.scrollY;
-            ctx.fillText("overlap lane", LABEL_W - 70, ry + ROW_H / 2);
+            ctx.fillText("overlap lane", this.labelW - 70, ry + ROW_H / 2);
           }
           ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
         }
       }
       ctx.fillStyle = pal.border;
-      ctx.fillRect(0, y + l.h - 1, LABEL_W, 1);
+      ctx.fillRect(0, y + l.h - 1, this.labelW, 1);
     }
     ctx.fillStyle = pal.border;
-    ctx.fillRect(LABEL_W - 1, 0, 1, H);
+    ctx.fillRect(this.labelW - 1, 0, 1, H);
   }
 
   private drawRulerCanvas(): void {
@@ -633,12 +660,13 @@ export class TimelineController {
     ctx.fillStyle = this.pal.muted;
     ctx.font = "11px system-ui, sans-serif";
     ctx.fillText(`${formatTime(this.view.t1 - this.view.t0)} shown`, 6, STEPS_H + AXIS_H / 2);
-    if (this.range) {
-      const scale = vp.width / (this.view.t1 - this.view.t0);
-      const a = Math.max(LABEL_W, LABEL_W + (this.range.t0 - this.view.t0) * scale);
-      const b = Math.min(this.cssW, LABEL_W + (this.range.t1 - this.view.t0) * scale);
+    const scale = vp.width / (this.view.t1 - this.view.t0);
+    for (const [r, colour] of [[this.mark, markColour(this.pal.dark, true)], [this.range, this.pal.shade]] as const) {
+      if (!r) continue;
+      const a = Math.max(this.labelW, this.labelW + (r.t0 - this.view.t0) * scale);
+      const b = Math.min(this.cssW, this.labelW + (r.t1 - this.view.t0) * scale);
       if (b > a) {
-        ctx.fillStyle = this.pal.shade;
+        ctx.fillStyle = colour;
         ctx.fillRect(a, 0, b - a, STEPS_H + AXIS_H);
       }
     }
@@ -647,6 +675,21 @@ export class TimelineController {
   private drawMinimap(): void {
     const ctx = setupCanvas(this.el.minimap, this.cssW, MINIMAP_H);
     if (!ctx) return;
+    // the density and utilization change with the answer, the theme and the size, not with the view
+    this.minimapLayer.draw(ctx, [this.minimapData, this.pal, this.labelW], this.cssW, MINIMAP_H, (c) => this.drawMinimapBase(c));
+    const pal = this.pal;
+    const W = this.areaW;
+    // the visible window
+    const a = this.labelW + (this.view.t0 / this.total) * W;
+    const b = this.labelW + (this.view.t1 / this.total) * W;
+    ctx.fillStyle = pal.shade;
+    ctx.fillRect(a, 0, Math.max(2, b - a), MINIMAP_H);
+    ctx.strokeStyle = pal.accent;
+    ctx.lineWidth = 1.5;
+    ctx.strokeRect(a, 1, Math.max(2, b - a), MINIMAP_H - 2);
+  }
+
+  private drawMinimapBase(ctx: CanvasRenderingContext2D): void {
     const pal = this.pal;
     const W = this.areaW;
     ctx.fillStyle = pal.panel;
@@ -677,22 +720,14 @@ export class TimelineController {
         ctx.fillStyle = pal.dark ? "rgba(154,164,174,0.45)" : "rgba(89,99,110,0.35)";
         for (let k = 0; k < W; k++) {
           const h = (bins[k]! / max) * (MINIMAP_H - 6);
-          if (h > 0) ctx.fillRect(LABEL_W + k, MINIMAP_H - 2 - h, 1, h);
+          if (h > 0) ctx.fillRect(this.labelW + k, MINIMAP_H - 2 - h, 1, h);
         }
       }
       // the first utilization counter, when the trace has one
       const util = this.tracks.tracks.find((t) => t.kind === "counter" && /utilization/i.test(t.name));
       const s = util ? m.counters.get(util.id) : undefined;
-      if (util && s) drawCounter(ctx, s, util.max || 1, 3, MINIMAP_H - 6, { view: full, base: this.base, x0: LABEL_W, width: W, height: MINIMAP_H, scrollY: 0 }, pal);
+      if (util && s) drawCounter(ctx, s, util.max || 1, 3, MINIMAP_H - 6, { view: full, base: this.base, x0: this.labelW, width: W, height: MINIMAP_H, scrollY: 0 }, pal);
     }
-    // the visible window
-    const a = LABEL_W + (this.view.t0 / this.total) * W;
-    const b = LABEL_W + (this.view.t1 / this.total) * W;
-    ctx.fillStyle = pal.shade;
-    ctx.fillRect(a, 0, Math.max(2, b - a), MINIMAP_H);
-    ctx.strokeStyle = pal.accent;
-    ctx.lineWidth = 1.5;
-    ctx.strokeRect(a, 1, Math.max(2, b - a), MINIMAP_H - 2);
     ctx.fillStyle = pal.border;
     ctx.fillRect(0, MINIMAP_H - 1, this.cssW, 1);
   }
@@ -700,181 +735,13 @@ export class TimelineController {
   // ---- input ----
 
   private listen(): void {
-    const on = <K extends keyof HTMLElementEventMap>(t: HTMLElement | Window, type: K, f: (e: HTMLElementEventMap[K]) => void, opts?: AddEventListenerOptions) => {
-      t.addEventListener(type, f as EventListener, opts);
-      this.cleanup.push(() => t.removeEventListener(type, f as EventListener, opts));
-    };
-    const { main, ruler, minimap } = this.el;
+    const on = listener(this.cleanup);
     const ro = new ResizeObserver(() => this.resize());
     ro.observe(this.el.root);
-    if (main.parentElement) ro.observe(main.parentElement);
+    if (this.el.main.parentElement) ro.observe(this.el.main.parentElement);
     this.cleanup.push(() => ro.disconnect());
-
-    const local = (e: MouseEvent, c: HTMLElement) => {
-      const r = c.getBoundingClientRect();
-      return { x: e.clientX - r.left, y: e.clientY - r.top };
-    };
-    on(main, "wheel", (e) => this.onWheel(e, local(e, main).x), { passive: false });
-    on(ruler, "wheel", (e) => this.onWheel(e, local(e, ruler).x), { passive: false });
-    on(main, "mousedown", (e) => {
-      if (e.button !== 0) return;
-      const { x, y } = local(e, main);
-      const kind = x < LABEL_W ? "label" : e.shiftKey || this.rangeMode ? "range" : "pan";
-      this.drag = { kind, x, y, view: this.view, scrollY: this.scrollY, moved: false, hit: kind === "pan" ? this.hitTest(x, y) : null };
-      e.preventDefault();
-      this.el.root.focus({ preventScroll: true });
-    });
-    on(minimap, "mousedown", (e) => {
-      if (e.button !== 0) return;
-      const { x, y } = local(e, minimap);
-      const t = ((x - LABEL_W) / this.areaW) * this.total;
-      let view = this.view;
-      if (t < view.t0 || t > view.t1) {
-        const span = view.t1 - view.t0;
-        this.setView({ t0: t - span / 2, t1: t + span / 2 });
-        view = this.view;
-      }
-      this.drag = { kind: "minimap", x, y, view, scrollY: this.scrollY, moved: false, hit: null };
-      e.preventDefault();
-    });
-    on(window, "mousemove", (e) => {
-      const d = this.drag;
-      if (!d) {
-        if (e.target === main) this.hover(e, local(e, main));
-        return;
-      }
-      const c = d.kind === "minimap" ? minimap : main;
-      const { x, y } = local(e, c);
-      if (Math.abs(x - d.x) + Math.abs(y - d.y) > 3) d.moved = true;
-      if (!d.moved) return;
-      const span = d.view.t1 - d.view.t0;
-      if (d.kind === "pan") {
-        this.view = pan(d.view, (-(x - d.x) * span) / this.areaW, this.total);
-        this.setScroll(d.scrollY - (y - d.y));
-        this.cb.onView(this.view);
-      } else if (d.kind === "minimap") {
-        this.setView(pan(d.view, ((x - d.x) * this.total) / this.areaW, this.total));
-      } else if (d.kind === "range") {
-        const a = xToTime(this.view, this.areaW, Math.max(0, d.x - LABEL_W));
-        const b = xToTime(this.view, this.areaW, Math.max(0, x - LABEL_W));
-        this.setRange({ t0: Math.min(a, b), t1: Math.max(a, b) });
-      }
-      this.hideTooltip();
-    });
-    on(window, "mouseup", (e) => {
-      const d = this.drag;
-      this.drag = null;
-      if (!d) return;
-      if (d.kind === "range" && d.moved && this.range) this.cb.onRange(this.range);
-      if (d.moved) return;
-      const { x, y } = local(e, main);
-      if (d.kind === "label") {
-        const l = lineAt(this.layout, y + this.scrollY);
-        if (l?.collapsible) this.toggleKey(l.key);
-      } else if (d.kind === "pan" || d.kind === "range") {
-        const hit = this.hitTest(x, y);
-        if (hit && hit.count > 1) {
-          // a merged box: zoom onto it (its events show when the resolution allows)
-          this.setView(fitRange(hit.start - this.base, hit.start - this.base + hit.dur, this.total));
-        } else if (hit && hit.id) {
-          this.cb.onSelect(hit.id, { id: hit.id, name: hit.name, track: hit.track, depth: hit.depth, start: hit.start, dur: hit.dur });
-        } else {
-          this.cb.onSelect(null, null);
-          if (this.range) {
-            this.setRange(null);
-            this.cb.onRange(null);
-          }
-        }
-      }
-    });
-    on(main, "dblclick", (e) => {
-      const { x, y } = local(e, main);
-      const hit = this.hitTest(x, y);
-      if (hit) this.setView(fitRange(hit.start - this.base, hit.start - this.base + hit.dur, this.total, 0.1));
-    });
-    on(main, "mouseleave", () => {
-      this.mouseX = null;
-      this.hideTooltip();
-    });
-    on(ruler, "click", (e) => {
-      const { x, y } = local(e, ruler);
-      if (y > STEPS_H || x < LABEL_W) return;
-      const t = this.base + xToTime(this.view, this.areaW, x - LABEL_W);
-      const st = this.tracks.steps.find((s) => s.start <= t && t <= s.end);
-      if (st) this.setView(fitRange(st.start - this.base, st.end - this.base, this.total, 0.02));
-    });
-    on(window, "keydown", (e) => {
-      if (!this.el.root.isConnected || e.ctrlKey || e.metaKey || e.altKey) return;
-      const tgt = e.target as HTMLElement | null;
-      if (tgt && (tgt.tagName === "INPUT" || tgt.tagName === "TEXTAREA" || tgt.tagName === "SELECT" || tgt.isContentEditable)) return;
-      const span = this.view.t1 - this.view.t0;
-      const at = this.mouseX !== null && this.mouseX >= LABEL_W ? xToTime(this.view, this.areaW, this.mouseX - LABEL_W) : (this.view.t0 + this.view.t1) / 2;
-      const k = e.key.toLowerCase();
-      if (k === "w") this.setView(zoomAt(this.view, 0.8, at, this.total));
-      else if (k === "s") this.setView(zoomAt(this.view, 1.25, at, this.total));
-      else if (k === "a") this.setView(pan(this.view, -span * 0.2, this.total));
-      else if (k === "d") this.setView(pan(this.view, span * 0.2, this.total));
-      else if (k === "escape") {
-        this.cb.onSelect(null, null);
-        this.setRange(null);
-        this.cb.onRange(null);
-      } else return;
-      e.preventDefault();
-    });
-  }
-
-  private onWheel(e: WheelEvent, x: number): void {
-    e.preventDefault();
-    const px = e.deltaMode === 1 ? 16 : e.deltaMode === 2 ? this.mainH : 1;
-    const dx = e.deltaX * px;
-    const dy = e.deltaY * px;
-    const span = this.view.t1 - this.view.t0;
-    if (e.ctrlKey || e.metaKey) {
-      const at = x >= LABEL_W ? xToTime(this.view, this.areaW, x - LABEL_W) : (this.view.t0 + this.view.t1) / 2;
-      const f = Math.exp(Math.max(-1, Math.min(1, dy * 0.004)));
-      this.setView(zoomAt(this.view, f, at, this.total));
-    } else if (e.shiftKey || Math.abs(dx) > Math.abs(dy)) {
-      const d = e.shiftKey && dx === 0 ? dy : dx;
-      this.setView(pan(this.view, (d * span) / this.areaW, this.total));
-    } else {
-      this.setScroll(this.scrollY + dy);
-    }
-  }
-
-  private hover(e: MouseEvent, p: { x: number; y: number }): void {
-    this.mouseX = p.x;
-    const tip = this.el.tooltip;
-    let text = "";
-    const hit = this.hitTest(p.x, p.y);
-    if (hit) {
-      text = `${hit.name}\n${formatTime(hit.dur)}`;
-      if (hit.count > 1) text += ` · ${hit.count.toLocaleString("en-US")} merged events (click to zoom)`;
-      else text += ` · at ${formatTime(hit.start - this.base)}`;
-    } else if (p.x >= LABEL_W) {
-      const r = rowAt(this.layout, p.y + this.scrollY);
-      const tp = r ? this.layout.tracks.get(r.track) : undefined;
-      if (tp && tp.track.kind === "counter" && this.drawn) {
-        const s = this.drawn.counters.get(tp.track.id);
-        const t = this.base + xToTime(this.view, this.areaW, p.x - LABEL_W);
-        const v = s ? counterValueAt(s, t) : null;
-        if (v !== null) text = `${tp.track.name}\n${fmtValue(v, tp.track.unit)} at ${formatTime(t - this.base)}`;
-      }
-    }
-    if (!text) {
-      this.hideTooltip();
-      return;
-    }
-    tip.textContent = text;
-    tip.style.display = "block";
-    const host = this.el.root.getBoundingClientRect();
-    const left = e.clientX - host.left + 14;
-    tip.style.left = `${Math.min(left, host.width - 260)}px`;
-    tip.style.top = `${e.clientY - host.top + 14}px`;
-    this.el.main.style.cursor = hit ? "pointer" : "default";
-  }
-
-  private hideTooltip(): void {
-    this.el.tooltip.style.display = "none";
+    attachPointer(this, on);
+    attachKeys(this, on, this.cleanup);
   }
 }
 
@@ -901,19 +768,10 @@ function emptyWindow(start: number, end: number, px: number): TlWindow {
   };
 }
 
-function fmtValue(v: number, unit: string): string {
-  if (unit === "ratio") return `${(v * 100).toFixed(1)} %`;
-  if (unit === "bytes") {
-    const u = ["B", "KiB", "MiB", "GiB", "TiB"];
-    let x = v;
-    let i = 0;
-    while (Math.abs(x) >= 1024 && i < u.length - 1) {
-      x /= 1024;
-      i++;
-    }
-    return `${+x.toPrecision(3)} ${u[i]}`;
-  }
-  return `${+v.toPrecision(4)}${unit ? ` ${unit}` : ""}`;
+/** The mark's colours (blue: apart from the orange range selection): its band, or its edges. */
+function markColour(dark: boolean, fill: boolean): string {
+  if (fill) return dark ? "rgba(110,170,255,0.16)" : "rgba(30,100,210,0.10)";
+  return dark ? "rgba(110,170,255,0.9)" : "rgba(30,100,210,0.85)";
 }
 
 function arrow(ctx: CanvasRenderingContext2D, ax: number, ay: number, bx: number, by: number): void {

@@ -18,10 +18,12 @@ import {
   readTracks,
 } from "../timeline/api";
 import { type Detail, TimelineController } from "../timeline/controller";
+import { KEY_HELP } from "../timeline/keys";
 import { decodeWindow } from "../timeline/decode";
 import { rulerTitle } from "../timeline/steps";
 import { type Range, formatTime } from "../timeline/nav";
 import { readFindWith } from "./findWith";
+import { SidePanel, useFillHeight } from "./traceLayout";
 import { useTimelineSearch } from "./traceSearch";
 import { type ViewProps, profileParams } from "./types";
 
@@ -53,6 +55,17 @@ export function timelineParams(p: Pick<ViewProps, "run" | "worker" | "span" | "s
 /** A relative time for the address: µs with at most 3 decimals. */
 const urlTime = (t: number) => String(Math.round(t * 1000) / 1000);
 
+/** A range kept in the address as two relative times (`r0`/`r1`, the box-selected range), else null. */
+export function readUrlRange(a: string | undefined, b: string | undefined): Range | null {
+  if (a === undefined || b === undefined || a === "" || b === "") return null;
+  const t0 = Number(a);
+  const t1 = Number(b);
+  return Number.isFinite(t0) && Number.isFinite(t1) && t1 > t0 ? { t0, t1 } : null;
+}
+
+/** The range as the address's two keys (removed for null). */
+const rangeState = (r: Range | null, k0: string, k1: string) => ({ [k0]: r ? urlTime(r.t0) : null, [k1]: r ? urlTime(r.t1) : null });
+
 /** The test hook: where events are drawn, what is under a point (client coordinates). */
 export interface TimelineHook {
   locate(id: string): { x: number; y: number } | null;
@@ -63,8 +76,14 @@ export interface TimelineHook {
   x(t: number): number;
   rowY(track: number, depth: number): number | null;
   view(): Range;
-  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn */
-  stats(): { items: number; boxes: number; ms: number; frames: number };
+  /** the box-selected range and the mark (relative µs), when there are */
+  range(): Range | null;
+  mark(): Range | null;
+  /** the label column's width (css px) */
+  labelW(): number;
+  /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn;
+   * times the label column was drawn (it is copied while only the view changes) */
+  stats(): { items: number; boxes: number; ms: number; frames: number; labelPaints: number };
 }
 
 declare global {
@@ -119,12 +138,17 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   const rulerRef = useRef<HTMLCanvasElement>(null);
   const miniRef = useRef<HTMLCanvasElement>(null);
   const tipRef = useRef<HTMLDivElement>(null);
+  const helpRef = useRef<HTMLDivElement>(null);
+  const viewRef = useRef<HTMLDivElement>(null);
+  useFillHeight(viewRef);
   const ctlRef = useRef<TimelineController | null>(null);
   const setStateRef = useRef(p.setState);
   setStateRef.current = p.setState;
 
   const [selId, setSelId] = useState<string | null>(p.state.sel ?? null);
-  const [range, setRange] = useState<Range | null>(null);
+  // the box-selected range and the mark are kept in the address (not when a link from another view
+  // brought us here: that names what to show)
+  const [range, setRange] = useState<Range | null>(() => (p.state.find ? null : readUrlRange(p.state.r0, p.state.r1)));
   const [rangeMode, setRangeMode] = useState(false);
   // the status line is written by the controller's callback directly (it changes while panning: no
   // re-render of the view for it); only a window's error goes through React
@@ -151,6 +175,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     const ruler = rulerRef.current;
     const minimap = miniRef.current;
     const tooltip = tipRef.current;
+    const help = helpRef.current;
     if (!root || !main || !ruler || !minimap || !tooltip) return;
     const t0 = Number(p.state.t0);
     const t1 = Number(p.state.t1);
@@ -174,7 +199,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     };
     const ctl = new TimelineController(
       tracks,
-      { root, main, ruler, minimap, tooltip },
+      { root, main, ruler, minimap, tooltip, help },
       fetchWindow,
       {
         onView: (v) => {
@@ -182,7 +207,11 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
           timer = window.setTimeout(() => setStateRef.current({ t0: urlTime(v.t0), t1: urlTime(v.t1) }), 120);
         },
         onSelect: (id) => select(id),
-        onRange: (r) => setRange(r),
+        onRange: (r) => {
+          setRange(r);
+          setStateRef.current(rangeState(r, "r0", "r1"));
+        },
+        onMark: (r) => setStateRef.current(rangeState(r, "m0", "m1")),
         onState: (state, error, detail) => {
           const el = statusRef.current;
           if (el) {
@@ -196,6 +225,10 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       initial,
     );
     ctlRef.current = ctl;
+    if (range) ctl.setRange(range);
+    const mark = p.state.find ? null : readUrlRange(p.state.m0, p.state.m1);
+    if (mark) ctl.setMark(mark);
+    if (p.state.find) setStateRef.current({ r0: null, r1: null, m0: null, m1: null });
     if (!initial) setStateRef.current({ t0: urlTime(ctl.view.t0), t1: urlTime(ctl.view.t1) });
     const hook: TimelineHook = {
       locate: (id) => ctl.locate(id),
@@ -208,6 +241,9 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       x: (t) => ctl.clientX(t),
       rowY: (track, depth) => ctl.clientRowY(track, depth),
       view: () => ctl.view,
+      range: () => ctl.range,
+      mark: () => ctl.mark,
+      labelW: () => ctl.labelW,
       stats: () => ctl.stats,
     };
     window.__timeline = hook;
@@ -316,7 +352,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
   }
 
   return (
-    <div className="trace-view">
+    <div className="trace-view" ref={viewRef}>
       <div className="tl-toolbar">
         <button type="button" className="btn" onClick={() => ctlRef.current?.fit()} data-testid="timeline-fit" title="Show the whole profile">
           Fit
@@ -366,6 +402,17 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         <label className="tl-check" title="Drag on the tracks to select a time range (or hold Shift while dragging)">
           <input type="checkbox" checked={rangeMode} onChange={(e) => setRangeMode(e.target.checked)} data-testid="timeline-range-mode" /> Select range
         </label>
+        <button
+          type="button"
+          className="btn"
+          data-testid="timeline-keys-button"
+          title="Keys and gestures (?)"
+          onClick={() => {
+            if (helpRef.current) helpRef.current.hidden = !helpRef.current.hidden;
+          }}
+        >
+          ?
+        </button>
         <span className="tl-spacer" />
         {tracks.moved > 0 && (
           <span className="muted" data-testid="timeline-moved" title="Events that overlap another event of their depth without nesting are drawn in overlap lanes at the bottom of their track">
@@ -383,60 +430,89 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       </div>
       {findError && <div className="warn">{findError}</div>}
       {windowError && <ErrorBox error={windowError} what="this part of the timeline" />}
-      <div className="timeline" ref={rootRef} data-testid="timeline" data-state="loading" tabIndex={0}>
-        <canvas ref={miniRef} className="tl-minimap" data-testid="timeline-minimap" />
-        <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" onMouseMove={(e) => rulerTitle(e.currentTarget, e.clientX, ctlRef.current, tracks)} />
-        <div className="tl-main">
-          <canvas ref={mainRef} />
-        </div>
-        <div className="tl-tooltip" ref={tipRef} role="tooltip" />
-      </div>
-      {selId && (
-        <div className="tl-selline" data-testid="timeline-selline">
-          <span className="muted">Selected: </span>
-          {event && event.id === selId ? (
-            <>
-              <strong className="tl-selname" title={event.name}>
-                {event.name}
-              </strong>
-              <span className="muted tl-selmeta">
-                {formatTime(event.dur)} · at {formatTime(event.start - tracks.start)}
-              </span>
-              <a
-                href="#"
-                onClick={(e) => {
-                  e.preventDefault();
-                  document.querySelector('[data-testid="timeline-details"]')?.scrollIntoView({ behavior: "smooth", block: "start" });
-                }}
-              >
-                details ↓
-              </a>
-            </>
-          ) : (
-            <span className="muted">loading…</span>
+      <div className="tl-body">
+        <div className="tl-left">
+          <div className="timeline" ref={rootRef} data-testid="timeline" data-state="loading" tabIndex={0}>
+            <canvas ref={miniRef} className="tl-minimap" data-testid="timeline-minimap" />
+            <canvas ref={rulerRef} className="tl-ruler" data-testid="timeline-steps" onMouseMove={(e) => rulerTitle(e.currentTarget, e.clientX, ctlRef.current, tracks)} />
+            <div className="tl-main">
+              <canvas ref={mainRef} />
+            </div>
+            <div className="tl-tooltip" ref={tipRef} role="tooltip" />
+            <div className="tl-keys" ref={helpRef} data-testid="timeline-keys" role="dialog" aria-label="Timeline keys" hidden>
+              <strong>Keys</strong> <span className="muted">(? or Esc closes)</span>
+              <dl className="kv">
+                {KEY_HELP.map(([k, what]) => (
+                  <KeyRow key={k} k={k} what={what} />
+                ))}
+              </dl>
+            </div>
+          </div>
+          {selId && (
+            <div className="tl-selline" data-testid="timeline-selline">
+              <span className="muted">Selected: </span>
+              {event && event.id === selId ? (
+                <>
+                  <strong className="tl-selname" title={event.name}>
+                    {event.name}
+                  </strong>
+                  <span className="muted tl-selmeta">
+                    {formatTime(event.dur)} · at {formatTime(event.start - tracks.start)}
+                  </span>
+                  <a
+                    href="#"
+                    onClick={(e) => {
+                      e.preventDefault();
+                      document.querySelector('[data-testid="timeline-details"]')?.scrollIntoView({ behavior: "smooth", block: "nearest" });
+                    }}
+                  >
+                    details →
+                  </a>
+                </>
+              ) : (
+                <span className="muted">loading…</span>
+              )}
+            </div>
           )}
+          <div className="tl-help muted">
+            W/S (hold) or Ctrl+wheel: zoom · A/D, Shift+wheel or drag: pan · wheel: scroll tracks · click: select · Shift+drag: select a range · F: zoom to
+            the selection · M: mark it · Esc: clear the selection · ?: every key
+          </div>
         </div>
-      )}
-      <div className="tl-help muted">
-        W/S or Ctrl+wheel: zoom · A/D, Shift+wheel or drag: pan · wheel: scroll tracks · click: select · double-click: zoom to event · Shift+drag: select a
-        range · click a label to collapse it · click a step to zoom to it
-      </div>
-      <div className="tl-panels">
-        {selId && <Details p={p} id={selId} loading={detail.loading} error={detail.error} event={event} base={tracks.start} onLink={goToPlace} />}
-        {range && (
-          <Section title={`Range ${formatTime(range.t0)} – ${formatTime(range.t1)} (${formatTime(range.t1 - range.t0)})`} id="timeline-range">
-            {agg.error && <ErrorBox error={agg.error} what="the range's events" />}
-            {!aggregate && !agg.error && <Loading what="the range's events" />}
-            {aggregate && (
-              <>
-                <div className="muted">{formatCount(aggregate.events)} events overlap the range.</div>
-                <DataTable rows={aggregate.rows} columns={AGG_COLUMNS} csvName={fileSlug("range", p.run, p.worker, p.span)} initialSort={{ id: "total", desc: true }} height={320} testId="timeline-aggregate" />
-              </>
-            )}
-          </Section>
-        )}
+        {/* always there: a selection does not narrow the tracks under the pointer */}
+        <SidePanel>
+          {!selId && !range && (
+            <p className="muted tl-side-empty" data-testid="timeline-side-empty">
+              Click an event for its details and links; Shift+drag on the tracks to sum up a time range.
+            </p>
+          )}
+          {selId && <Details p={p} id={selId} loading={detail.loading} error={detail.error} event={event} base={tracks.start} onLink={goToPlace} />}
+          {range && (
+            <Section title={`Range ${formatTime(range.t0)} – ${formatTime(range.t1)} (${formatTime(range.t1 - range.t0)})`} id="timeline-range">
+              {agg.error && <ErrorBox error={agg.error} what="the range's events" />}
+              {!aggregate && !agg.error && <Loading what="the range's events" />}
+              {aggregate && (
+                <>
+                  <div className="muted">{formatCount(aggregate.events)} events overlap the range.</div>
+                  <DataTable rows={aggregate.rows} columns={AGG_COLUMNS} csvName={fileSlug("range", p.run, p.worker, p.span)} initialSort={{ id: "total", desc: true }} height={320} testId="timeline-aggregate" />
+                </>
+              )}
+            </Section>
+          )}
+        </SidePanel>
       </div>
     </div>
+  );
+}
+
+function KeyRow({ k, what }: { k: string; what: string }): ReactNode {
+  return (
+    <>
+      <dt>
+        <kbd>{k}</kbd>
+      </dt>
+      <dd>{what}</dd>
+    </>
   );
 }
 
