@@ -36,7 +36,9 @@ def test_drag_pan_copies_the_label_column(tb_samples, page, rec):
     after = page.evaluate("window.__timeline.stats()")
     assert after["frames"] - before["frames"] >= 5
     assert isinstance(before["labelPaints"], int) and before["labelPaints"] >= 1
-    assert after["labelPaints"] == before["labelPaints"], "the label column was drawn again while only panning"
+    assert after["labelPaints"] == before["labelPaints"], (
+        "the label column was drawn again while only panning"
+    )
     assert page.evaluate(LABEL_PIXELS_JS) == pixels
     # collapsing a group draws it again, with the new labels
     _, tracks = tb_samples.get("timeline/tracks", **PROFILE)

@@ -23,7 +23,8 @@ def test_track_area_fills_the_window(tb_samples, page, rec):
     assert page.evaluate("document.documentElement.scrollHeight") <= inner + 1  # the page does not scroll
     page.set_viewport_size({"width": 1280, "height": 1150})
     page.wait_for_function(
-        "([sel, h]) => document.querySelector(sel).getBoundingClientRect().height > h", arg=[MAIN, main["height"] + 200]
+        "([sel, h]) => document.querySelector(sel).getBoundingClientRect().height > h",
+        arg=[MAIN, main["height"] + 200],
     )
     taller = page.locator(MAIN).bounding_box()
     assert taller["height"] == pytest.approx(main["height"] + 250, abs=3)
@@ -53,7 +54,8 @@ def test_details_beside_the_tracks_and_resizable(tb_samples, page, rec):
     assert tl2["width"] == pytest.approx(tl["width"] - 100, abs=3)
     # the canvas follows the narrower timeline
     page.wait_for_function(
-        "([sel, w]) => Math.abs(document.querySelector(sel).getBoundingClientRect().width - w) < 3", arg=[MAIN, tl2["width"] - 2]
+        "([sel, w]) => Math.abs(document.querySelector(sel).getBoundingClientRect().width - w) < 3",
+        arg=[MAIN, tl2["width"] - 2],
     )
     assert rec.errors == []
 
@@ -92,6 +94,7 @@ def test_label_column_resizes_and_shows_whole_names(tb_samples, page, rec):
     gy = page.evaluate(f"window.__timeline.labelY('g:{group['id']}')")
     page.mouse.move(box["x"] + 40, gy)
     page.wait_for_function(
-        "([sel, name]) => document.querySelector(sel).textContent === name", arg=[f"{TIMELINE} .tl-tooltip", group["name"]]
+        "([sel, name]) => document.querySelector(sel).textContent === name",
+        arg=[f"{TIMELINE} .tl-tooltip", group["name"]],
     )
     assert rec.errors == []
