@@ -207,6 +207,7 @@ def test_track_names_read_alike(tb_small, page, rec):
         "GPU 0 Utilization",
         "GPU 0 Allocated",
         "GPU 0 Reserved",
+        "GPU 0 Stream 7 Queue length",
     ]
     counters = [t["name"] for t in tracks["tracks"] if t["kind"] == "counter"]
     assert "CPU Allocated" in counters and "CPU Reserved" not in counters  # 0 B throughout: hidden
