@@ -42,6 +42,7 @@ def test_track_names_are_consistent_and_empty_tracks_hidden(tmp_path: Path) -> N
         "GPU 0 Utilization",
         "GPU 0 Allocated",
         "GPU 0 Reserved",
+        "GPU 0 Stream 7 Queue length",  # waits/queues.py: the launch queued from 150 to 500
     ]
     counters = {t.name for t in idx.tracks if t.kind == "counter"}
     assert "CPU Allocated" in counters
