@@ -61,12 +61,13 @@ def fill(
     per op, its distinct (name, shapes, types, Concrete Inputs) combination; ``combo_names`` and
     ``combo_args`` the name and parsed arguments of each (parsed once: a trace repeats few)."""
     ops = profile.ops
-    wanted = {name: i for i, name in enumerate(combo_names) if name in BACKWARD}
-    if not len(ops) or not wanted:
+    # per combination: 1 backward, 2 forward, 3 backward child, 0 anything else
+    kind = np.array(
+        [1 if n in BACKWARD else 2 if n in FORWARD else 3 if n in CHILDREN else 0 for n in combo_names],
+        dtype=np.int8,
+    )
+    if not len(ops) or not (kind == 1).any():
         return
-    kind = np.zeros(len(combo_names), dtype=np.int8)  # 1 backward, 2 forward, 3 backward child
-    for i, name in enumerate(combo_names):
-        kind[i] = 1 if name in BACKWARD else 2 if name in FORWARD else 3 if name in CHILDREN else 0
     row_kind = kind[combo]
     parent = ops["parent"].to_numpy(dtype=np.int64)
     _fill_children(np.flatnonzero(row_kind == 3), combo, combo_names, combo_args, kind, parent, out)
