@@ -67,6 +67,8 @@ OURS_ROUTES = {
     "memory_curve": "/memory/curve",
     "memory_events": "/memory/events",
     "distributed": "/distributed",
+    "analysis": "/analysis?n=5",
+    "roofline": "/roofline?by=ops&limit=5000",
     "trace": "/trace",
 }
 ORIG_ROUTES = {
