@@ -82,7 +82,8 @@ def _op_work(profile) -> pd.DataFrame:
             "flops_source": f_src,
             "bytes_source": b_src,
             "reason": reason,
-        }
+        },
+        copy=False,
     )
 
 
@@ -188,32 +189,34 @@ def subtree_work(profile) -> pd.DataFrame:
         hold = holders(profile)
         op = hold["op"].to_numpy()
         last = profile.ops["last"].to_numpy(dtype=np.int64) if n else np.zeros(0, np.int64)
-        out = {}
+        # holders are few and in op order: those inside op i's subtree [i, last[i]) are the positions
+        # [lo[i], hi[i]) of ``op``, so each sum is a difference of two prefixes over the holders alone
+        lo = np.searchsorted(op, np.arange(n), side="left")
+        hi = np.searchsorted(op, last, side="left")
+        count = hi - lo
+        none = count == 0
+
+        def inside(values: np.ndarray) -> np.ndarray:
+            # extended precision, as subtree_sum: a small subtree's figure stays exact to rounding
+            prefix = np.concatenate(([0], np.cumsum(values, dtype=np.longdouble)))
+            return (prefix[hi] - prefix[lo]).astype(np.float64)
+
+        out: dict[str, np.ndarray] = {}
         for column in ("flops", "bytes"):
-            at = np.zeros(n)
-            missing = np.zeros(n)
             values = hold[column].to_numpy(dtype=np.float64)
-            at[op] = np.nan_to_num(values)
-            missing[op] = np.isnan(values)
-            total = subtree_sum(at, last)
-            out[column] = np.where(subtree_sum(missing, last) > 0, np.nan, total)
-        for column, name in (("kernel_us", "known_us"), ("tc_us", "tc_us")):
-            at = np.zeros(n)
-            at[op] = hold[column].to_numpy(dtype=np.float64)
-            out[name] = subtree_sum(at, last)
-        count = np.zeros(n)
-        count[op] = 1.0
-        out["holders"] = subtree_sum(count, last).astype(np.int64)
+            missing = np.concatenate(([0], np.cumsum(np.isnan(values))))
+            total = inside(np.nan_to_num(values))
+            total[(missing[hi] - missing[lo] > 0) | none] = np.nan
+            out[column] = total
+        out["known_us"] = inside(hold["kernel_us"].to_numpy(dtype=np.float64))
+        out["tc_us"] = inside(hold["tc_us"].to_numpy(dtype=np.float64))
+        out["holders"] = count.astype(np.int64)
         out["kernel_us"] = hold.attrs.get("subtree_us", np.zeros(n))
-        none = out["holders"] == 0
         # the dtype of the first holder inside (a wrapper has no model of its own)
-        pos = np.searchsorted(op, np.arange(n), side="left")
-        inside = (pos < op.size) & ~none
         dtypes = hold["dtype"].to_numpy()
-        out["dtype"] = np.where(inside, dtypes[np.minimum(pos, max(op.size - 1, 0))] if op.size else "", "")
-        out["flops"][none] = np.nan
-        out["bytes"][none] = np.nan
-        return pd.DataFrame(out)
+        first = dtypes[np.minimum(lo, op.size - 1)] if op.size else np.full(n, "", dtype=object)
+        out["dtype"] = np.where(none, "", first)
+        return pd.DataFrame(out, copy=False)
 
     return memoized(profile, "roofline.subtree_work", compute)
 

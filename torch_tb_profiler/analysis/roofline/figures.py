@@ -157,44 +157,32 @@ def _op_rows(profile) -> pd.DataFrame:
     rows = operator_rows(profile)
     shape_of = pd.Series(rows["input_shape"].to_numpy(), index=rows["op"].to_numpy())
     op = hold["op"].to_numpy()
-    frame = pd.DataFrame(
+    frame = {
+        "name": ops["name"].to_numpy()[op],
+        "input_dims": shape_of.reindex(op).fillna("").to_numpy(),
+        "dtype": hold["dtype"].to_numpy(),
+        "source": hold["flops_source"].to_numpy(),
+        "bytes_source": hold["bytes_source"].to_numpy(),
+        "reason": hold["reason"].to_numpy(),
+    }
+    ids, first = G.group_ids(*(pd.factorize(frame[c].astype(object))[0] for c in cols[:3]))
+    n = len(first)
+    first_of = {c: values[first] for c, values in frame.items()}
+    table = pd.DataFrame(
         {
-            "name": ops["name"].to_numpy()[op],
-            "input_dims": shape_of.reindex(op).fillna("").to_numpy(),
-            "dtype": hold["dtype"].to_numpy(),
-            "flops": hold["flops"].to_numpy(),
-            "bytes": hold["bytes"].to_numpy(),
-            "device_us": hold["kernel_us"].to_numpy(),
-            "tc_us": hold["tc_us"].to_numpy(),
-            "source": hold["flops_source"].to_numpy(),
-            "bytes_source": hold["bytes_source"].to_numpy(),
-            "reason": hold["reason"].to_numpy(),
+            "name": first_of["name"],
+            "input_dims": first_of["input_dims"],
+            "dtype": first_of["dtype"],
+            "calls": np.bincount(ids, minlength=n),
+            "flops": G.total(ids, n, hold["flops"].to_numpy()),
+            "bytes": G.total(ids, n, hold["bytes"].to_numpy()),
+            "device_us": np.bincount(ids, weights=hold["kernel_us"].to_numpy(), minlength=n),
+            "tc_us": np.bincount(ids, weights=hold["tc_us"].to_numpy(), minlength=n),
+            "source": first_of["source"],
+            "bytes_source": first_of["bytes_source"],
+            "reason": first_of["reason"],
         }
     )
-    ids, first = G.group_ids(*(pd.factorize(frame[c].to_numpy(dtype=object))[0] for c in cols[:3]))
-    n = len(first)
-    table = frame.iloc[first][["name", "input_dims", "dtype", "source", "bytes_source", "reason"]]
-    table = table.reset_index(drop=True).assign(
-        calls=np.bincount(ids, minlength=n),
-        flops=G.total(ids, n, frame["flops"].to_numpy()),
-        bytes=G.total(ids, n, frame["bytes"].to_numpy()),
-        device_us=np.bincount(ids, weights=frame["device_us"].to_numpy(), minlength=n),
-        tc_us=np.bincount(ids, weights=frame["tc_us"].to_numpy(), minlength=n),
-    )[
-        [
-            "name",
-            "input_dims",
-            "dtype",
-            "calls",
-            "flops",
-            "bytes",
-            "device_us",
-            "tc_us",
-            "source",
-            "bytes_source",
-            "reason",
-        ]
-    ]
     table["peak_dtype"] = _peak_dtypes(table, "device_us", dev, platform)
     out = figures(table, dev)
     return _sorted(out)
@@ -224,42 +212,36 @@ def _op_total_rows(profile) -> pd.DataFrame:
     cols = ["name", "input_dims", "dtype", "calls", "flops", "bytes", "device_us", "kernel_us", "holders"]
     if not len(rows) or not len(sub):
         return figures(pd.DataFrame({c: [] for c in [*cols, "peak_dtype"]}), dev)
-    op = rows["op"].to_numpy()
-    frame = pd.DataFrame(
-        {
-            "name": rows["name"].to_numpy(),
-            "input_dims": rows["input_shape"].to_numpy(),
-            "name_code": rows["name_code"].to_numpy(),
-            "shape_code": rows["shape_code"].to_numpy(),
-            "dtype": sub["dtype"].to_numpy()[op],
-            "flops": sub["flops"].to_numpy()[op],
-            "bytes": sub["bytes"].to_numpy()[op],
-            "device_us": sub["known_us"].to_numpy()[op],
-            "kernel_us": sub["kernel_us"].to_numpy()[op],
-            "tc_us": sub["tc_us"].to_numpy()[op],
-            "holders": sub["holders"].to_numpy()[op],
-        }
-    )
-    frame = frame[frame["holders"].to_numpy() > 0]
-    if not len(frame):
+    op = rows["op"].to_numpy()  # one row per call, in op order
+    keep = sub["holders"].to_numpy()[op] > 0  # the calls whose subtree holds work
+    if not keep.any():
         return figures(pd.DataFrame({c: [] for c in [*cols, "peak_dtype"]}), dev)
-    ids, first = G.group_ids(frame["name_code"].to_numpy(), frame["shape_code"].to_numpy())
+    op = op[keep]
+    frame = {
+        "name": rows["name"].to_numpy()[keep],
+        "input_dims": rows["input_shape"].to_numpy()[keep],
+        "name_code": rows["name_code"].to_numpy()[keep],
+        "shape_code": rows["shape_code"].to_numpy()[keep],
+        **{c: sub[c].to_numpy()[op] for c in ("dtype", "flops", "bytes", "kernel_us", "tc_us", "holders")},
+        "device_us": sub["known_us"].to_numpy()[op],
+    }
+    ids, first = G.group_ids(frame["name_code"], frame["shape_code"])
     n = len(first)
     table = pd.DataFrame(
         {
-            "name": frame["name"].to_numpy()[first],
-            "input_dims": frame["input_dims"].to_numpy()[first],
+            "name": frame["name"][first],
+            "input_dims": frame["input_dims"][first],
             "calls": np.bincount(ids, minlength=n),
-            "dtype": G.most_common(ids, n, frame["dtype"].to_numpy()),
-            "flops": G.total(ids, n, frame["flops"].to_numpy()),
-            "bytes": G.total(ids, n, frame["bytes"].to_numpy()),
+            "dtype": G.most_common(ids, n, frame["dtype"]),
+            "flops": G.total(ids, n, frame["flops"]),
+            "bytes": G.total(ids, n, frame["bytes"]),
             **{
-                c: np.bincount(ids, weights=frame[c].to_numpy(dtype=np.float64), minlength=n)
+                c: np.bincount(ids, weights=frame[c].astype(np.float64), minlength=n)
                 for c in ("device_us", "kernel_us", "tc_us")
             },
-            "holders": np.bincount(
-                ids, weights=frame["holders"].to_numpy(dtype=np.float64), minlength=n
-            ).astype(np.int64),
+            "holders": np.bincount(ids, weights=frame["holders"].astype(np.float64), minlength=n).astype(
+                np.int64
+            ),
         }
     )
     table["peak_dtype"] = _peak_dtypes(table, "device_us", dev, platform)
@@ -280,40 +262,37 @@ def _kernel_rows(profile) -> pd.DataFrame:
     dev = device(profile)
     platform = accelerator(profile).platform
     sel = dev_table["kind"].to_numpy() == "kernel" if len(dev_table) else np.zeros(0, bool)
-    k = dev_table[sel]
     exact = kw["exact"].to_numpy(dtype=bool)
-    dur = k["dur"].to_numpy(dtype=np.float64)
-    frame = pd.DataFrame(
-        {
-            "name": k["name"].to_numpy(),
-            "dtype": kw["dtype"].to_numpy(),
-            "flops": np.where(exact, kw["flops"].to_numpy(), np.nan),
-            "bytes": np.where(exact, kw["bytes"].to_numpy(), np.nan),
-            "known_us": np.where(exact, dur, 0.0),
-            "all_us": dur,
-            "known": exact,
-            "tc_us": np.where(names.mask(profile, "device", kernel_uses_tensor_cores)[sel], dur, 0.0),
-            "source": kw["source"].to_numpy(),
-        }
-    )
-    if not len(frame):
+    dur = dev_table["dur"].to_numpy(dtype=np.float64)[sel] if len(dev_table) else np.zeros(0)
+    # plain arrays, not a frame: only the few columns needed are taken from the device table
+    frame = {
+        "name": dev_table["name"].to_numpy()[sel] if len(dev_table) else np.zeros(0, object),
+        "dtype": kw["dtype"].to_numpy(),
+        "flops": np.where(exact, kw["flops"].to_numpy(), np.nan),
+        "bytes": np.where(exact, kw["bytes"].to_numpy(), np.nan),
+        "known_us": np.where(exact, dur, 0.0),
+        "all_us": dur,
+        "tc_us": np.where(names.mask(profile, "device", kernel_uses_tensor_cores)[sel], dur, 0.0),
+        "source": kw["source"].to_numpy(),
+    }
+    if not dur.size:
         cols = ["name", "dtype", "calls", "known_calls", "flops", "bytes", "device_us", "kernel_us", "source"]
         return figures(pd.DataFrame({c: [] for c in [*cols, "peak_dtype"]}), dev)
     ids, first = G.group_ids(names.factorized(profile, "device")[0][sel])
     n = len(first)
     table = pd.DataFrame(
         {
-            "name": frame["name"].to_numpy()[first],
+            "name": frame["name"][first],
             "calls": np.bincount(ids, minlength=n),
             "known_calls": np.bincount(ids, weights=exact.astype(np.float64), minlength=n).astype(np.int64),
-            "flops": G.total(ids, n, frame["flops"].to_numpy(), nan_when="all"),
-            "bytes": G.total(ids, n, frame["bytes"].to_numpy(), nan_when="all"),
+            "flops": G.total(ids, n, frame["flops"], nan_when="all"),
+            "bytes": G.total(ids, n, frame["bytes"], nan_when="all"),
             **{
-                out: np.bincount(ids, weights=frame[c].to_numpy(dtype=np.float64), minlength=n)
+                out: np.bincount(ids, weights=frame[c], minlength=n)
                 for out, c in (("device_us", "known_us"), ("kernel_us", "all_us"), ("tc_us", "tc_us"))
             },
-            "dtype": G.most_common(ids, n, frame["dtype"].to_numpy()),
-            "source": G.most_common(ids, n, frame["source"].to_numpy()),
+            "dtype": G.most_common(ids, n, frame["dtype"]),
+            "source": G.most_common(ids, n, frame["source"]),
         }
     )
     table["peak_dtype"] = _peak_dtypes(table, "kernel_us", dev, platform)
