@@ -96,8 +96,44 @@ def test_convolution_forward_from_concrete_inputs() -> None:
     assert grouped.flops == 2 * 2 * 8 * 1024 * 2 * 9 == 589_824
     no_args = work("aten::convolution", dims, CONV_TYPES)
     assert no_args.flops is None and "Concrete Inputs" in no_args.reason
+    # transposed=True with an (8, 3, 3, 3) weight: C_in 8 ≠ the input's 3 channels
     transposed = ["", "", "", "[1, 1]", "[1, 1]", "[1, 1]", "True", "[0, 0]", "1"]
-    assert work("aten::convolution", dims, CONV_TYPES, transposed).flops is None
+    bad = work("aten::convolution", dims, CONV_TYPES, transposed)
+    assert bad.flops is None and "inconsistent" in bad.reason
+
+
+def test_transposed_convolutions() -> None:
+    # input (2, 8, 16, 16), weight (C_in 8, C_out/groups 3, 4, 4), stride 2, padding 1, bias (3)
+    dims = [[2, 8, 16, 16], [8, 3, 4, 4], [3], [], [], [], [], [], []]
+    concrete = ["", "", "", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[0, 0]", "1"]
+    w = work("aten::convolution", dims, CONV_TYPES, concrete)
+    # each input element meets C_out·k² weights: 2·N·C_in·H·W·3·16; out (16−1)·2 − 2 + 3 + 1 = 32,
+    # so the bias adds N·C_out·32² = 6144
+    assert w.flops == 2 * (2 * 8 * 256) * 3 * 16 + 6144 == 399_360
+    assert w.bytes == (4096 + 384 + 3 + 6144) * 4 == 42_508
+    # conv_transpose2d(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    types = [F32, F32, F32, "ScalarList", "ScalarList", "ScalarList", "Scalar", "ScalarList"]
+    named = work(
+        "aten::conv_transpose2d", dims[:8], types, ["", "", "", "[2, 2]", "[1, 1]", "[0, 0]", "1", "[1]"]
+    )
+    assert (named.flops, named.bytes) == (399_360, 42_508)
+    # 2 groups: weight (4, 2, 3, 3), so C_out = 4; out 8×8; no bias
+    grouped = work(
+        "aten::conv_transpose2d",
+        [[1, 4, 8, 8], [4, 2, 3, 3], [], [], [], [], [], []],
+        [F32, F32, "", *types[3:]],
+        ["", "", "", "[1, 1]", "[1, 1]", "[0, 0]", "2", "[1, 1]"],
+    )
+    assert grouped.flops == 2 * (4 * 64) * 2 * 9 == 9216
+    assert grouped.bytes == (256 + 72 + 4 * 64) * 4 == 2336
+    # without Concrete Inputs the FLOPs are known (no output size needed), the bytes are not
+    bare = work("aten::conv_transpose2d", dims[:8], types)
+    assert bare.flops == 399_360 - 6144 and bare.bytes is None and "Concrete Inputs" in bare.reason
+    # its backward: grad input and grad weight cost the same MACs each, grad bias N·C_out·Π(out)
+    back_dims = [[2, 3, 32, 32], [2, 8, 16, 16], [8, 3, 4, 4], [], [], [], [], [], [], [], []]
+    back_types = [F32, F32, F32, *["ScalarList"] * 4, "Scalar", "ScalarList", "Scalar", "ScalarList"]
+    back = ["", "", "", "[3]", "[2, 2]", "[1, 1]", "[1, 1]", "True", "[0, 0]", "1", "[True, True, True]"]
+    assert work("aten::convolution_backward", back_dims, back_types, back).flops == 2 * 393_216 + 6144
 
 
 def test_convolution_backwards() -> None:

@@ -9,7 +9,8 @@ An op's ``Input Dims`` (one shape per argument, ``[]`` for a non-tensor), ``Inpu
   + the output (M·N per batch) at their dtype sizes.
 - convolutions: FLOPs = 2·N·C_out·Π(out spatial)·(C_in/groups)·Π(kernel), + N·C_out·Π(out) with a
   bias; the forward's output size needs stride/padding/dilation from Concrete Inputs; backward-input
-  from the grad output and weight shapes; ``convolution_backward`` per its output mask.
+  from the grad output and weight shapes; ``convolution_backward`` per its output mask; a transposed
+  one costs 2·N·C_in·Π(in spatial)·(C_out/groups)·Π(kernel).
 - attention: FLOPs = 2·B·H·S_q·S_k·(D_qk + D_v) forward (Q·Kᵀ and P·V; 4·B·H·S_q·S_k·D when
   D_qk = D_v), halved when causal; bytes = q + k + v (+ mask) + output; backward 2.5 × the forward.
 - normalisations, softmax, elementwise ops and reductions: bytes only (their FLOPs are a few per
@@ -290,8 +291,8 @@ def _conv_forward(a: Args, bias: int | None, stride: int, pad: int, dil: int, tr
     x, w = a.tensor(0), a.tensor(1)
     if x is None or w is None or len(x) < 3 or len(x) != len(w):
         return Work(None, None, _dtype(a, 0), "input/weight shapes not in the trace")
-    if transposed is not None and a.flag(transposed):
-        return Work(None, None, _dtype(a, 0), "transposed convolutions are not modelled")
+    if transposed is not None and a.flag(transposed):  # convolution(..., transposed, output_padding, groups)
+        return _conv_transposed(a, x, w, (bias, stride, pad, dil, transposed + 1, transposed + 2))
     n_sp = len(x) - 2
     s, p, d = (_spread(a.ints(i), n_sp) for i in (stride, pad, dil))
     if s is None or p is None or d is None:
@@ -304,6 +305,31 @@ def _conv_forward(a: Args, bias: int | None, stride: int, pad: int, dil: int, tr
     has_bias = bias is not None and a.tensor(bias) is not None
     flops = 2.0 * n * c_out * per_out * w[1] * math.prod(w[2:]) + (n * c_out * per_out if has_bias else 0)
     return Work(flops, inputs_bytes(a) + float(n * c_out * per_out) * a.size(0), _dtype(a, 0))
+
+
+def _conv_transposed(
+    a: Args, x: list[int], w: list[int], at: tuple[int | None, int, int, int, int, int]
+) -> Work:
+    """A transposed convolution, weight (C_in, C_out/groups, k…): every input element meets C_out/groups
+    × Π(kernel) weights, so FLOPs = 2·N·C_in·Π(in)·(C_out/groups)·Π(kernel) (+ N·C_out·Π(out) with a
+    bias), the MACs of the forward convolution it is the gradient of; out = (in − 1)·s − 2p + d(k−1)
+    + output_padding + 1. ``at``: the positions of bias, stride, padding, dilation, output padding,
+    groups."""
+    bias, stride, pad, dil, out_pad, groups = at
+    flops = 2.0 * math.prod(x) * w[1] * math.prod(w[2:])
+    n_sp = len(x) - 2
+    s, p, d, op = (_spread(a.ints(i), n_sp) for i in (stride, pad, dil, out_pad))
+    g = a.ints(groups)
+    if s is None or p is None or d is None or op is None or g is None or len(g) != 1:
+        reason = "stride/padding/dilation/output padding/groups not in the trace (Concrete Inputs)"
+        return Work(flops, None, _dtype(a, 0), reason)
+    out = [(x[2 + i] - 1) * s[i] - 2 * p[i] + d[i] * (w[2 + i] - 1) + op[i] + 1 for i in range(n_sp)]
+    if min(out) <= 0 or x[1] != w[0]:
+        return Work(None, None, _dtype(a, 0), "inconsistent convolution arguments")
+    outputs = x[0] * w[1] * g[0] * math.prod(out)
+    if bias is not None and a.tensor(bias) is not None:
+        flops += outputs
+    return Work(flops, inputs_bytes(a) + float(outputs) * a.size(0), _dtype(a, 0))
 
 
 def _conv_backward_input(a: Args, grad: int, weight: int) -> Work:
@@ -326,14 +352,14 @@ def _convolution_backward(a: Args) -> Work:
     g, x, w = a.tensor(0), a.tensor(1), a.tensor(2)
     if g is None or x is None or w is None or len(g) < 3 or not len(g) == len(x) == len(w):
         return Work(None, None, _dtype(a, 0), "grad/input/weight shapes not in the trace")
-    if a.flag(7):
-        return Work(None, None, _dtype(a, 0), "transposed convolutions are not modelled")
     mask = re.findall(r"True|False|1|0", a.value(10) or "")
     if len(mask) != 3:
         return Work(None, None, _dtype(a, 0), "the output mask is not in the trace (Concrete Inputs)")
     want = [m in ("True", "1") for m in mask]
     per_out = g[0] * g[1] * math.prod(g[2:])
-    macs = 2.0 * per_out * w[1] * math.prod(w[2:])
+    # each gradient costs the forward's MACs: per output element (per input element when transposed,
+    # whose weight is (C_in, C_out/groups, k…))
+    macs = 2.0 * (math.prod(x) if a.flag(7) else per_out) * w[1] * math.prod(w[2:])
     flops = macs * (want[0] + want[1]) + (per_out if want[2] else 0)
     out = a.nbytes(1) * want[0] + a.nbytes(2) * want[1] + float(g[1]) * a.size(0) * want[2]
     return Work(flops, inputs_bytes(a) + out, _dtype(a, 0))
@@ -510,6 +536,11 @@ def model(name: str, a: Args | None) -> Work:
     conv = _CONVOLUTIONS.get(base)
     if conv is not None:
         return _conv_forward(a, *conv)
+    if base in _TRANSPOSED:
+        x, w = a.tensor(0), a.tensor(1)
+        if x is None or w is None or len(x) < 3 or len(x) != len(w):
+            return Work(None, None, _dtype(a, 0), "input/weight shapes not in the trace")
+        return _conv_transposed(a, x, w, (2, 3, 4, 7, 5, 6))
     if base == "cudnn_convolution_backward_input":
         return _conv_backward_input(a, 1, 2)
     if base == "convolution_backward":
@@ -586,6 +617,8 @@ _CONVOLUTIONS: dict[str, tuple[int | None, int, int, int, int | None]] = {
     "cudnn_convolution": (None, 3, 2, 4, None),  # (self, weight, padding, stride, dilation, groups, ...)
     "miopen_convolution": (2, 4, 3, 5, None),  # (self, weight, bias, padding, stride, dilation, ...)
 }
+# conv_transposeNd(input, weight, bias, stride, padding, output_padding, groups, dilation)
+_TRANSPOSED = frozenset(("conv_transpose1d", "conv_transpose2d", "conv_transpose3d"))
 # (is_causal arg, layout) of the backward ops (grad_out first)
 _ATTENTION_BACKWARD: dict[str, tuple[int, str]] = {
     "_scaled_dot_product_flash_attention_backward": (11, "bhsd"),
