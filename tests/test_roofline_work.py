@@ -324,3 +324,32 @@ def test_library_gemm_and_unknowable_inference_ops() -> None:
     assert w.flops is None and "paged KV cache" in (w.reason or "")
     w = work("vllm::moe_forward", [[888, 3072], [888, 128], []], [BF16, BF16, ""])
     assert w.flops is None and "routing" in (w.reason or "")
+
+
+def test_efficient_attention_ops_and_their_mask_type() -> None:
+    # _efficient_attention_forward(q, k, v, bias, cu_seqlens_q, cu_seqlens_k, max_seqlen_q,
+    # max_seqlen_k, dropout_p, custom_mask_type, …): q[B, Sq, H, D]
+    q, kv = [2, 128, 8, 64], [2, 256, 8, 64]
+    dims = [q, kv, kv, [], [], [], [], [], [], [], [], [], [], []]
+    types = [BF16] * 3 + ["", "", "", "Scalar", "Scalar", "Scalar", "Scalar", "Scalar", "", "", ""]
+
+    def forward(mask_type: str, d: list = dims, t: list = types) -> W.Work:
+        concrete = ["", "", "", "", "", "", "", "", "0.", mask_type, "False", "", "", ""]
+        return work("aten::_efficient_attention_forward", d, t, concrete)
+
+    # 2·B·H·Sq·Sk·(D + Dv)
+    none = forward("0")
+    assert none.flops == 2 * 2 * 8 * 128 * 256 * 128 == 134_217_728
+    assert none.bytes == (131_072 + 262_144 * 2 + 2 * 8 * 128 * 64) * 2 == 1_572_864  # q, k, v, out
+    assert forward("1").flops == forward("2").flops == 67_108_864  # either causal mask halves it
+    assert forward("").flops is None  # the mask type is not in the trace
+    packed_dims = [[1, 384, 8, 64], [1, 512, 8, 64], [1, 512, 8, 64], [], [3], [3], *dims[6:]]
+    packed = forward("0", packed_dims, [*types[:4], "int", "int", *types[6:]])
+    assert packed.flops is None and "variable sequence lengths" in packed.reason
+    # _efficient_attention_backward(grad_out, q, k, v, bias, out, cu_seqlens_q, cu_seqlens_k,
+    # max_seqlen_q, max_seqlen_k, logsumexp, dropout_p, philox_seed, philox_offset, custom_mask_type, …)
+    back_dims = [q, q, kv, kv, [], q, [], [], [], [], [2, 8, 128], [], [], [], [], [], [], [], [], []]
+    back_types = [BF16] * 4 + ["", BF16, "", "", "Scalar", "Scalar", "float", *["Scalar"] * 9]
+    back_concrete = [""] * 11 + ["0.", "", "", "0", "False", "", "", "", "False"]
+    back = work("aten::_efficient_attention_backward", back_dims, back_types, back_concrete)
+    assert back.flops == 2.5 * 134_217_728

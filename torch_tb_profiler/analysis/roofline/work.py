@@ -384,7 +384,7 @@ def _attention(
     else:
         b, sq, h, d = q
         sk, dv = k[1], v[3]
-    is_causal = a.flag(causal) if causal is not None else False
+    is_causal = _causal(a, causal)
     if is_causal is None:
         return Work(None, None, _dtype(a, 0), "is_causal is not in the trace (Concrete Inputs)")
     flops = 2.0 * b * h * sq * sk * (d + dv) * (0.5 if is_causal else 1.0)
@@ -392,6 +392,14 @@ def _attention(
     if mask is not None:
         moved += a.nbytes(mask)
     return Work(flops, moved, _dtype(a, 0))
+
+
+def _causal(a: Args, at: int | None) -> bool | None:
+    """The is_causal flag, or a custom_mask_type: 0 none, 1 causal from the top left, 2 from the bottom
+    right (the same mask when Sq = Sk; both halve the work as is_causal does)."""
+    if at is None:
+        return False
+    return True if a.value(at) == "2" else a.flag(at)
 
 
 def _varlen_attention(a: Args, causal: int | None, pos: tuple[int, ...]) -> Work:
@@ -416,7 +424,7 @@ def _varlen_attention(a: Args, causal: int | None, pos: tuple[int, ...]) -> Work
     ):
         return Work(None, moved, _dtype(a, 0), "sequence lengths not in the trace (Concrete Inputs)")
     batch, (max_q,), (max_k,) = cum_q[0] - 1, *lengths  # type: ignore[misc]
-    is_causal = a.flag(causal) if causal is not None else False
+    is_causal = _causal(a, causal)
     if is_causal is None:
         return Work(None, moved, _dtype(a, 0), "is_causal is not in the trace (Concrete Inputs)")
     same_q, same_k = q[0] == batch * max_q, k[0] == batch * max_k
@@ -545,6 +553,9 @@ def model(name: str, a: Args | None) -> Work:
         return _conv_backward_input(a, 1, 2)
     if base == "convolution_backward":
         return _convolution_backward(a)
+    if base in _CU_SEQLENS and a.tensor(_CU_SEQLENS[base]) is not None:
+        why = "variable sequence lengths: the per-sequence lengths are tensor values, not in the trace"
+        return Work(None, None, _dtype(a, 1 if "backward" in base else 0), why)
     att = _ATTENTION.get(base)
     if att is not None:
         return _attention(a, *att, varlen=_VARLEN.get(base, ()))
@@ -625,6 +636,7 @@ _ATTENTION_BACKWARD: dict[str, tuple[int, str]] = {
     "_scaled_dot_product_efficient_attention_backward": (11, "bhsd"),
     "_scaled_dot_product_cudnn_attention_backward": (14, "bhsd"),
     "_flash_attention_backward": (11, "bshd"),
+    "_efficient_attention_backward": (14, "bshd"),  # its custom_mask_type: 0 none, 1/2 causal
 }
 # (is_causal arg, layout, attention mask arg)
 _ATTENTION: dict[str, tuple[int | None, str, int | None]] = {
@@ -634,4 +646,7 @@ _ATTENTION: dict[str, tuple[int | None, str, int | None]] = {
     "_scaled_dot_product_efficient_attention": (6, "bhsd", 3),
     "_scaled_dot_product_cudnn_attention": (6, "bhsd", 3),
     "_flash_attention_forward": (8, "bshd", None),
+    "_efficient_attention_forward": (9, "bshd", 3),  # (q, k, v, bias, cu_seqlens_q, …, custom_mask_type)
 }
+# ops whose sequences are packed when this argument (cu_seqlens_q) is a tensor, with q still 4-D
+_CU_SEQLENS: dict[str, int] = {"_efficient_attention_forward": 4, "_efficient_attention_backward": 6}
