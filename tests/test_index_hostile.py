@@ -25,6 +25,7 @@ import pytest
 
 from tests.fixtures.paths import SAMPLES
 from torch_tb_profiler.ingest import persist, storage
+from torch_tb_profiler.ingest.fingerprint import VERSION_ENV
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.ingest.storage import resolve
 
@@ -402,13 +403,16 @@ def _ops(tb: Any, run: str) -> str:
     return json.dumps(body)
 
 
-def test_rewrite_keeping_size_and_mtime_is_noticed(tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["ctime", "content"])
+def test_rewrite_keeping_size_and_mtime_is_noticed(tmp_path: Path, mode: str) -> None:
+    """Both ways of telling versions apart: the ctime (POSIX default) and the content fingerprint alone
+    (Windows' default, where a rewrite in place keeps the ctime; here the ctime is left out of it)."""
     from tests.fixtures.tensorboard_server import tensorboard
 
     trace = tmp_path / "logs" / "run" / "w.pt.trace.json"
     trace.parent.mkdir(parents=True)
     _rewrite_keeping_size_and_mtime(trace, "aten::first_op")
-    env = {persist.INDEX_DIR_ENV: str(tmp_path / "index"), "PYTHONPATH": str(ROOT)}
+    env = {persist.INDEX_DIR_ENV: str(tmp_path / "index"), "PYTHONPATH": str(ROOT), VERSION_ENV: mode}
     with tensorboard(tmp_path / "logs", env=env, tmp=tmp_path) as tb:
         tb.wait_loaded()
         assert "aten::first_op" in _ops(tb, "run")
@@ -428,3 +432,23 @@ def test_rewrite_keeping_size_and_mtime_is_noticed(tmp_path: Path) -> None:
         assert not _files(runs)["run/w"]["from_index"]
         ops = _ops(tb, "run")
         assert "aten::third_op" in ops and "aten::other_op" not in ops
+
+
+def test_by_content_a_chmod_is_no_change_and_the_index_stays_in_use(tmp_path: Path) -> None:
+    """With versions told apart by content, a change of only the file's status (chmod: a new ctime) is no
+    change: after a restart the index is still the file's (the version is in the index's identity)."""
+    from tests.fixtures.tensorboard_server import tensorboard
+
+    trace = tmp_path / "logs" / "run" / "w.pt.trace.json"
+    trace.parent.mkdir(parents=True)
+    _rewrite_keeping_size_and_mtime(trace, "aten::first_op")
+    env = {persist.INDEX_DIR_ENV: str(tmp_path / "index"), "PYTHONPATH": str(ROOT), VERSION_ENV: "content"}
+    with tensorboard(tmp_path / "logs", env=env, tmp=tmp_path) as tb:
+        first = _files(tb.wait_loaded())["run/w"]
+        assert not first["from_index"]
+    time.sleep(0.05)
+    os.chmod(trace, 0o640)  # the ctime moves; the bytes do not
+    with tensorboard(tmp_path / "logs", env=env, tmp=tmp_path) as tb:
+        again = _files(tb.wait_loaded())["run/w"]
+        assert again["from_index"], again
+        assert "aten::first_op" in _ops(tb, "run")

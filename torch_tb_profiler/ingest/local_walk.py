@@ -14,6 +14,7 @@ import os
 import stat
 from dataclasses import dataclass, field
 
+from torch_tb_profiler.ingest.fingerprint import content_fingerprint, version_mode
 from torch_tb_profiler.ingest.names import display
 from torch_tb_profiler.trace import limits
 
@@ -27,11 +28,15 @@ class LocalFile:
     version: str = ""  # local_version: changes with every write, even one that keeps size and mtime
 
 
-def local_version(st: os.stat_result) -> str:
-    """A local file's version beyond size and mtime: its inode and status-change time. Any write (or
-    replacement) sets the ctime to now and no tool can set it back (``cp -p``, ``rsync -t`` and ``touch -d``
-    keep the mtime, not the ctime), so a rewrite that keeps size and mtime still changes this. On
-    Windows ``st_ctime`` is the creation time: there only a replaced file is noticed this way."""
+def local_version(st: os.stat_result, path: str) -> str:
+    """A local file's version beyond size and mtime. By default its inode and status-change time: any
+    write (or replacement) sets the ctime to now and no tool can set it back (``cp -p``, ``rsync -t``
+    and ``touch -d`` keep the mtime, not the ctime), so a rewrite that keeps size and mtime still changes
+    it. Where the ctime is not that (Windows: the creation time) or with ``TORCH_PROFILER_FILE_VERSION=
+    content``: the inode and the content fingerprint instead (fingerprint.py; a chmod is then no
+    change)."""
+    if version_mode() == "content":
+        return f"{st.st_ino:x}-c{content_fingerprint(path)}"
     return f"{st.st_ino:x}-{st.st_ctime_ns:x}"
 
 
@@ -83,7 +88,9 @@ def walk_local(root: str) -> Listing:
                     seen[key] = _rel(root, entry.path)
                     subdirs.append((entry.path, depth + 1))
             elif stat.S_ISREG(st.st_mode):
-                out.files.append(LocalFile(entry.path, st.st_size, st.st_mtime, version=local_version(st)))
+                out.files.append(
+                    LocalFile(entry.path, st.st_size, st.st_mtime, version=local_version(st, entry.path))
+                )
             else:
                 kind = _kind(st.st_mode)
                 out.files.append(LocalFile(entry.path, 0, 0.0, f"{kind}, not a regular file: not read"))

@@ -105,7 +105,8 @@ def walk(loc: Location) -> tuple[list[FileInfo], list[str]]:
     """
     if loc.is_local:
         listing = walk_local(loc.root)
-        # a local file's etag is its version (inode, ctime): a rewrite keeping size and mtime changes it
+        # a local file's etag is its version (inode and ctime, or content): a rewrite keeping size and
+        # mtime changes it
         files = [FileInfo(f.path, f.size, f.mtime, f.version, problem=f.problem) for f in listing.files]
         return files, listing.warnings
     out: list[FileInfo] = []
@@ -132,7 +133,7 @@ def file_info(loc: Location, path: str) -> FileInfo:
             raise StorageError(f"cannot read {display(path)}: {exc.strerror or exc}") from exc
         if not stat.S_ISREG(st.st_mode):
             raise StorageError(f"{display(path)} is not a regular file")
-        return FileInfo(path, st.st_size, st.st_mtime, local_version(st))
+        return FileInfo(path, st.st_size, st.st_mtime, local_version(st, path))
     try:
         loc.fs.invalidate_cache()
         info = loc.fs.info(path)
