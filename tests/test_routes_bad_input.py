@@ -106,6 +106,7 @@ REQUIRED = {  # route-specific required parameters
     "operators/stack": {"name": "aten::mm"},
     "timeline": _WINDOW,
     "timeline/aggregate": _WINDOW,
+    "timeline/critical_path": {"step": "1"},
     "timeline/event": {"id": "op:0"},
     "timeline/longest": {"name": "aten::mm"},
     "timeline/search": {"q": "mm"},

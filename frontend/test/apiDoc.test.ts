@@ -5,6 +5,7 @@ import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { normalizeNames, normalizeRuns } from "../src/api/runs";
 import { readAggregate, readEvent, readPlace, readSearch, readTracks, readWindowJson } from "../src/timeline/api";
+import { readCriticalPath } from "../src/timeline/criticalPath";
 import { readDistributed } from "../src/views/Distributed";
 import { readKernelRows, readKernelTotals, readMatrixUnits } from "../src/views/Kernel";
 import { readModules } from "../src/views/moduleTree";
@@ -28,6 +29,14 @@ function example(route: string): unknown {
 }
 
 describe("docs/api.md examples through the readers", () => {
+  it("timeline/critical_path", () => {
+    const c = readCriticalPath(example("timeline/critical_path"));
+    expect(c).toMatchObject({ step: 3, start: 1700000000000000, end: 1700000000001000 });
+    expect(c.byKind).toEqual({ host: 700, launch: 20, device: 20, sync: 260, idle: 0 });
+    expect(c.boundBy).toMatch(/^Host-bound/);
+    expect(c.segments[0]).toEqual({ kind: "sync", name: "cudaStreamSynchronize", start: 1700000000000120, end: 1700000000000380, track: 0, depth: 1 });
+    expect(c.segments[1]).toMatchObject({ kind: "device", track: 2, depth: 0 });
+  });
   it("runs", () => {
     const a = normalizeRuns(example("runs"));
     expect(a.runs[0]).toMatchObject({ name: "ddp_gloo_2ranks", state: "ready", filesDone: 2, filesTotal: 2, bytesTotal: 239037 });

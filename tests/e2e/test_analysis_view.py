@@ -111,3 +111,49 @@ def test_queue_length_is_a_counter_track_in_the_trace_view(tb_gpu, page, rec):
 def _centre(page) -> tuple[float, float]:
     box = page.locator('[data-testid="timeline"] .tl-main canvas').bounding_box()
     return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+
+def test_critical_path_is_drawn_in_the_timeline(tb_gpu, page, rec):
+    """Analysis → "▸ timeline" on the longest step: the Trace view fits that step, draws the route's
+    segments over their rows and says what bounds it; Clear removes it; an unknown step says so."""
+    run = "resnet50_v100"
+    worker = tb_gpu.get("workers", run=run)[1][0]
+    _, api = tb_gpu.get("analysis", run=run, worker=worker)
+    longest = max(api["analyses"]["critical_path"], key=lambda r: r["duration_us"])
+    status, placed = tb_gpu.get("timeline/critical_path", run=run, worker=worker, step=longest["step"])
+    assert status == 200 and placed["bound_by"] == longest["bound_by"]
+    on_rows = [s for s in placed["segments"] if s["track"] is not None]
+    assert len(on_rows) >= 0.9 * len(placed["segments"]) > 0
+    _, tracks = tb_gpu.get("timeline/tracks", run=run, worker=worker)
+    kinds = {t["id"]: t["kind"] for t in tracks["tracks"]}
+    assert {kinds[s["track"]] for s in on_rows if s["kind"] == "device"} == {"stream"}
+    assert {kinds[s["track"]] for s in on_rows if s["kind"] in ("host", "sync")} <= {"thread"}
+
+    page.goto(app_url(tb_gpu, run=run, worker=worker, view="Analysis"))
+    rows = page.locator('[data-testid="critical-path-table"] [role="row"].dt-row')
+    rows.first.wait_for(timeout=60000)
+    assert rows.first.locator('[data-col="step"] .tl-cell-name').inner_text() == str(longest["step"])
+    rows.first.locator('[data-testid="critical-path-show"]').click()
+    banner = page.locator('[data-testid="critical-path-banner"]')
+    banner.wait_for(timeout=60000)
+    page.wait_for_selector('[data-testid="timeline"][data-state="ready"]', timeout=60000)
+    assert url_key(page, "view") == "Trace" and url_key(page, "cpath") == str(longest["step"])
+    assert banner.get_attribute("data-segments") == str(len(placed["segments"]))
+    assert longest["bound_by"][:40] in banner.inner_text()
+    page.wait_for_function("window.__timeline && window.__timeline.pathBands() > 0", timeout=30000)
+    view = page.evaluate("window.__timeline.view()")
+    start, end = placed["start_us"] - tracks["start_us"], placed["end_us"] - tracks["start_us"]
+    assert view["t0"] <= start + 1e-3 and view["t1"] >= end - 1e-3
+    assert view["t1"] - view["t0"] <= 1.1 * (end - start)  # fitted to the step, not the whole profile
+    shot(page, "critical_path.png")
+    page.locator('[data-testid="critical-path-clear"]').click()
+    banner.wait_for(state="detached", timeout=30000)
+    page.wait_for_function("window.__timeline.pathBands() === 0", timeout=30000)
+    assert url_key(page, "cpath") is None
+    # a step that does not exist: the banner says so, the timeline keeps working
+    page.goto(app_url(tb_gpu, run=run, worker=worker, view="Trace", cpath="987654"))
+    page.wait_for_selector(
+        '[data-testid="critical-path-banner"] >> text=/no critical path for step 987654/', timeout=60000
+    )
+    page.wait_for_selector('[data-testid="timeline"][data-state="ready"]', timeout=60000)
+    assert rec.errors == []

@@ -1,4 +1,5 @@
-"""The Trace view's routes: the timeline's tracks, windows of events, one event, search, aggregates.
+"""The Trace view's routes: the timeline's tracks, windows of events, one event, search, aggregates, and
+one step's critical path placed on the tracks.
 
 All answers come from the per-profile timeline index (analysis/timeline/index.py); the trace JSON never goes
 to the page. Formats in docs/api.md ("Timeline").
@@ -19,6 +20,7 @@ from torch_tb_profiler.analysis.ops import kernels, operators
 from torch_tb_profiler.analysis.timeline import index as tl
 from torch_tb_profiler.analysis.timeline import queries, windows
 from torch_tb_profiler.analysis.timeline.events import details
+from torch_tb_profiler.analysis.waits import critical_path as paths
 from torch_tb_profiler.ingest.loading import RunStore
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.views.common import (
@@ -298,6 +300,21 @@ def aggregate(request: Request, store: RunStore) -> dict[str, Any]:
     return queries.aggregate(idx, start, end, _tracks_param(request, idx))
 
 
+def critical_path(request: Request, store: RunStore) -> dict[str, Any]:
+    """``step``'s critical path (docs/metrics.md "Critical path") with each segment's track and row."""
+    raw = param(request, "step")
+    try:
+        step = int(raw)
+    except ValueError:
+        raise bad_request(f"step must be a step number; got '{raw[:40]}'") from None
+    profile = timeline_profile(request, store)
+    found = paths.step_path(profile, step)
+    if found is None:
+        raise not_found(f"no critical path for step {step} in this profile (steps need device activity)")
+    entry, segments = found
+    return queries.path_places(tl.index(profile), entry, segments)
+
+
 ROUTES = {
     "/timeline": window,
     "/timeline/tracks": tracks,
@@ -305,4 +322,5 @@ ROUTES = {
     "/timeline/search": search,
     "/timeline/longest": longest,
     "/timeline/aggregate": aggregate,
+    "/timeline/critical_path": critical_path,
 }

@@ -5,12 +5,16 @@
 
 import { type TlLink, type TlPlace, type TlTracks, type TlWindow, itemId } from "./api";
 import { type Entry, WindowCache, encodeTracks, tileFor } from "./cache";
+import { type CriticalPath, drawCriticalPath } from "./criticalPath";
 import { type Callbacks, type Detail, type Elements, type Hit, type InputHost, LABEL_W, listener } from "./input";
 import { type KeyActions, attachKeys } from "./keys";
 import { Layer } from "./layer";
 import { type Layout, ROW_H, buildLayout, groupKey, rowAt, toggle, trackKey, tracksIn } from "./layout";
+import { drawTrackLabels } from "./trackLabels";
 import { type Range, centreKeepingZoom, centreOn, clampView, fitRange, formatTime, xToTime } from "./nav";
-import { attachPointer, fmtValue } from "./pointer";
+import { emptyWindow } from "./decode";
+import { MINIMAP_H, drawMinimapBase } from "./minimap";
+import { attachPointer } from "./pointer";
 import {
   AXIS_H,
   type Palette,
@@ -22,8 +26,9 @@ import {
   drawDensity,
   drawEvents,
   drawGrid,
+  arrow,
   drawRuler,
-  fitText,
+  markColour,
   makePalette,
   outlineBoxes,
   setupCanvas,
@@ -32,7 +37,6 @@ import {
 export type { Callbacks, Detail, Elements, Hit };
 export { LABEL_W };
 
-const MINIMAP_H = 44;
 const MIN_LABEL_W = 120;
 const MAX_LABEL_W = 640;
 const LABEL_W_KEY = "torch-tb-profiler.timeline.labelWidth";
@@ -78,6 +82,10 @@ export class TimelineController implements InputHost, KeyActions {
   private drawnTracks: ReadonlySet<number> | null = null;
   private selection: { place: TlPlace; links: TlLink[] } | null = null;
   private marks: TlPlace[] = [];
+  /** a step's critical path drawn over the tracks (Analysis view → "timeline"), and its bands drawn
+   * in the last frame */
+  private path: CriticalPath | null = null;
+  pathBands = 0;
   private current: TlPlace | null = null;
   range: Range | null = null;
   /** the marked range (M): drawn across the tracks until removed */
@@ -146,6 +154,11 @@ export class TimelineController implements InputHost, KeyActions {
   setMarks(marks: TlPlace[], current: TlPlace | null): void {
     this.marks = marks;
     this.current = current;
+    this.redraw();
+  }
+
+  setPath(path: CriticalPath | null): void {
+    this.path = path;
     this.redraw();
   }
 
@@ -512,7 +525,7 @@ export class TimelineController implements InputHost, KeyActions {
     this.drawOverlays(ctx, vp);
     // the label column changes with the scroll, the layout, the theme and the size, not with the view
     const deps = [this.layout, this.pal, this.scrollY, this.drawn];
-    this.labels.draw(ctx, deps, this.labelW, H, (c) => this.drawLabels(c));
+    this.labels.draw(ctx, deps, this.labelW, H, (c) => drawTrackLabels(c, this.layout, this.scrollY, this.labelW, H, this.pal));
     if (this.error) {
       ctx.fillStyle = pal.accent;
       ctx.font = "12px system-ui, sans-serif";
@@ -534,6 +547,18 @@ export class TimelineController implements InputHost, KeyActions {
     const scale = this.areaW / (this.view.t1 - this.view.t0);
     const x = this.labelW + (p.start - this.base - this.view.t0) * scale;
     return { x, y, w: Math.max(1, p.dur * scale) };
+  }
+
+  private pathGeometry(vp: Viewport) {
+    const scale = vp.width / (this.view.t1 - this.view.t0);
+    return {
+      x: (t: number) => this.labelW + (t - this.base - this.view.t0) * scale,
+      rowTop: (track: number, depth: number) => this.rowTop(track, depth),
+      rowH: ROW_H,
+      left: this.labelW,
+      width: vp.width,
+      height: vp.height,
+    };
   }
 
   private drawOverlays(ctx: CanvasRenderingContext2D, vp: Viewport): void {
@@ -562,6 +587,7 @@ export class TimelineController implements InputHost, KeyActions {
       ctx.fillRect(a, 0, 1, vp.height);
       ctx.fillRect(b - 1, 0, 1, vp.height);
     }
+    this.pathBands = this.path ? drawCriticalPath(ctx, this.path, this.pathGeometry(vp), pal.dark) : 0;
     if (this.marks.length) {
       const lo = this.base + this.view.t0;
       const hi = this.base + this.view.t1;
@@ -606,50 +632,6 @@ export class TimelineController implements InputHost, KeyActions {
     ctx.restore();
   }
 
-  private drawLabels(ctx: CanvasRenderingContext2D): void {
-    const pal = this.pal;
-    const H = this.mainH;
-    ctx.fillStyle = pal.panel;
-    ctx.fillRect(0, 0, this.labelW, H);
-    ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-    ctx.textBaseline = "middle";
-    for (const l of this.layout.lines) {
-      const y = l.y - this.scrollY;
-      if (y + l.h < 0 || y > H) continue;
-      if (l.kind === "group") {
-        ctx.font = "600 12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-        ctx.fillStyle = pal.fg;
-        ctx.fillText(`${l.collapsed ? "▸" : "▾"} ${fitText(l.label, this.labelW - 24)}`, 6, y + l.h / 2);
-        ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-      } else if (l.place) {
-        const t = l.place.track;
-        const ty = Math.max(y + 9, Math.min(8, y + l.h - 9)); // sticky label while the track scrolls
-        ctx.fillStyle = pal.fg;
-        const mark = l.collapsible ? (l.collapsed ? "▸ " : "▾ ") : "   ";
-        ctx.fillText(`${mark}${fitText(t.name, this.labelW - 40)}`, 14, ty);
-        if (t.kind === "counter") {
-          ctx.fillStyle = pal.muted;
-          ctx.font = "10px system-ui, sans-serif";
-          ctx.fillText(`max ${fmtValue(t.max, t.unit)}`, 28, y + l.h - 8);
-          ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-        }
-        if (!l.collapsed && t.extraRows > 0) {
-          ctx.fillStyle = pal.muted;
-          ctx.font = "10px system-ui, sans-serif";
-          for (let k = t.rows - t.extraRows; k < t.rows; k++) {
-            const ry = l.place.y + k * ROW_H - this.scrollY;
-            ctx.fillText("overlap lane", this.labelW - 70, ry + ROW_H / 2);
-          }
-          ctx.font = "12px system-ui, -apple-system, 'Segoe UI', Roboto, sans-serif";
-        }
-      }
-      ctx.fillStyle = pal.border;
-      ctx.fillRect(0, y + l.h - 1, this.labelW, 1);
-    }
-    ctx.fillStyle = pal.border;
-    ctx.fillRect(this.labelW - 1, 0, 1, H);
-  }
-
   private drawRulerCanvas(): void {
     const ctx = setupCanvas(this.el.ruler, this.cssW, STEPS_H + AXIS_H);
     if (!ctx) return;
@@ -676,7 +658,9 @@ export class TimelineController implements InputHost, KeyActions {
     const ctx = setupCanvas(this.el.minimap, this.cssW, MINIMAP_H);
     if (!ctx) return;
     // the density and utilization change with the answer, the theme and the size, not with the view
-    this.minimapLayer.draw(ctx, [this.minimapData, this.pal, this.labelW], this.cssW, MINIMAP_H, (c) => this.drawMinimapBase(c));
+    this.minimapLayer.draw(ctx, [this.minimapData, this.pal, this.labelW], this.cssW, MINIMAP_H, (c) =>
+      drawMinimapBase(c, this.minimapData, { pal: this.pal, cssW: this.cssW, areaW: this.areaW, labelW: this.labelW, total: this.total, base: this.base, tracks: this.tracks.tracks }),
+    );
     const pal = this.pal;
     const W = this.areaW;
     // the visible window
@@ -687,49 +671,6 @@ export class TimelineController implements InputHost, KeyActions {
     ctx.strokeStyle = pal.accent;
     ctx.lineWidth = 1.5;
     ctx.strokeRect(a, 1, Math.max(2, b - a), MINIMAP_H - 2);
-  }
-
-  private drawMinimapBase(ctx: CanvasRenderingContext2D): void {
-    const pal = this.pal;
-    const W = this.areaW;
-    ctx.fillStyle = pal.panel;
-    ctx.fillRect(0, 0, this.cssW, MINIMAP_H);
-    ctx.fillStyle = pal.muted;
-    ctx.font = "11px system-ui, sans-serif";
-    ctx.textBaseline = "middle";
-    ctx.fillText("Overview", 6, MINIMAP_H / 2);
-    const m = this.minimapData;
-    const full: Range = { t0: 0, t1: this.total };
-    if (m) {
-      // event density: busy time per pixel, summed over every row (deep nesting shows as busier)
-      const bins = new Float64Array(W);
-      const scale = W / this.total;
-      for (let i = 0; i < m.count; i++) {
-        let a = (m.startUs[i]! - this.base) * scale;
-        const b = a + m.durUs[i]! * scale;
-        while (a < b) {
-          const k = Math.floor(a);
-          const next = Math.min(b, k + 1);
-          if (k >= 0 && k < W) bins[k]! += next - a;
-          a = next;
-        }
-      }
-      let max = 0;
-      for (const v of bins) max = Math.max(max, v);
-      if (max > 0) {
-        ctx.fillStyle = pal.dark ? "rgba(154,164,174,0.45)" : "rgba(89,99,110,0.35)";
-        for (let k = 0; k < W; k++) {
-          const h = (bins[k]! / max) * (MINIMAP_H - 6);
-          if (h > 0) ctx.fillRect(this.labelW + k, MINIMAP_H - 2 - h, 1, h);
-        }
-      }
-      // the first utilization counter, when the trace has one
-      const util = this.tracks.tracks.find((t) => t.kind === "counter" && /utilization/i.test(t.name));
-      const s = util ? m.counters.get(util.id) : undefined;
-      if (util && s) drawCounter(ctx, s, util.max || 1, 3, MINIMAP_H - 6, { view: full, base: this.base, x0: this.labelW, width: W, height: MINIMAP_H, scrollY: 0 }, pal);
-    }
-    ctx.fillStyle = pal.border;
-    ctx.fillRect(0, MINIMAP_H - 1, this.cssW, 1);
   }
 
   // ---- input ----
@@ -743,49 +684,4 @@ export class TimelineController implements InputHost, KeyActions {
     attachPointer(this, on);
     attachKeys(this, on, this.cleanup);
   }
-}
-
-function emptyWindow(start: number, end: number, px: number): TlWindow {
-  return {
-    start,
-    end,
-    px,
-    resolution: (end - start) / px,
-    coarsened: false,
-    count: 0,
-    names: [],
-    kinds: [],
-    counters: new Map(),
-    startUs: new Float64Array(0),
-    durUs: new Float32Array(0),
-    row: new Int32Array(0),
-    name: new Uint32Array(0),
-    cnt: new Uint32Array(0),
-    major: new Uint32Array(0),
-    track: new Uint16Array(0),
-    depth: new Uint16Array(0),
-    kind: new Uint8Array(0),
-  };
-}
-
-/** The mark's colours (blue: apart from the orange range selection): its band, or its edges. */
-function markColour(dark: boolean, fill: boolean): string {
-  if (fill) return dark ? "rgba(110,170,255,0.16)" : "rgba(30,100,210,0.10)";
-  return dark ? "rgba(110,170,255,0.9)" : "rgba(30,100,210,0.85)";
-}
-
-function arrow(ctx: CanvasRenderingContext2D, ax: number, ay: number, bx: number, by: number): void {
-  const mx = (ax + bx) / 2;
-  ctx.beginPath();
-  ctx.moveTo(ax, ay);
-  ctx.bezierCurveTo(mx, ay, mx, by, bx, by);
-  ctx.stroke();
-  // the curve arrives horizontally
-  const a = bx >= ax ? 0 : Math.PI;
-  ctx.beginPath();
-  ctx.moveTo(bx, by);
-  ctx.lineTo(bx - 7 * Math.cos(a - 0.4), by - 7 * Math.sin(a - 0.4));
-  ctx.lineTo(bx - 7 * Math.cos(a + 0.4), by - 7 * Math.sin(a + 0.4));
-  ctx.closePath();
-  ctx.fill();
 }

@@ -98,3 +98,27 @@ export function encodeWindow(header: Record<string, unknown>, items: EncodeItem[
   put((b, o, l) => new Uint8Array(b, o, l), 1, (it) => it.kind);
   return buf;
 }
+
+/** A window with no events (a tile outside the profile: nothing to ask the server for). */
+export function emptyWindow(start: number, end: number, px: number): TlWindow {
+  return {
+    start,
+    end,
+    px,
+    resolution: (end - start) / px,
+    coarsened: false,
+    count: 0,
+    names: [],
+    kinds: [],
+    counters: new Map(),
+    startUs: new Float64Array(0),
+    durUs: new Float32Array(0),
+    row: new Int32Array(0),
+    name: new Uint32Array(0),
+    cnt: new Uint32Array(0),
+    major: new Uint32Array(0),
+    track: new Uint16Array(0),
+    depth: new Uint16Array(0),
+    kind: new Uint8Array(0),
+  };
+}

@@ -505,3 +505,26 @@ export function setupCanvas(c: HTMLCanvasElement, cssW: number, cssH: number): C
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   return ctx;
 }
+
+/** The mark's colours (blue: apart from the orange range selection): its band, or its edges. */
+export function markColour(dark: boolean, fill: boolean): string {
+  if (fill) return dark ? "rgba(110,170,255,0.16)" : "rgba(30,100,210,0.10)";
+  return dark ? "rgba(110,170,255,0.9)" : "rgba(30,100,210,0.85)";
+}
+
+/** A curved arrow from (ax, ay) to (bx, by), arriving horizontally (the selection's flows). */
+export function arrow(ctx: CanvasRenderingContext2D, ax: number, ay: number, bx: number, by: number): void {
+  const mx = (ax + bx) / 2;
+  ctx.beginPath();
+  ctx.moveTo(ax, ay);
+  ctx.bezierCurveTo(mx, ay, mx, by, bx, by);
+  ctx.stroke();
+  // the curve arrives horizontally
+  const a = bx >= ax ? 0 : Math.PI;
+  ctx.beginPath();
+  ctx.moveTo(bx, by);
+  ctx.lineTo(bx - 7 * Math.cos(a - 0.4), by - 7 * Math.sin(a - 0.4));
+  ctx.lineTo(bx - 7 * Math.cos(a + 0.4), by - 7 * Math.sin(a + 0.4));
+  ctx.closePath();
+  ctx.fill();
+}

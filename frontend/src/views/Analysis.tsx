@@ -122,10 +122,31 @@ function sequenceColumns(show: Show): Column<Row>[] {
   ];
 }
 
-function pathColumns(): Column<Row>[] {
+/** The step's critical path drawn in the timeline (the Trace view's `cpath`). */
+type ShowPath = (step: number) => void;
+
+function pathColumns(showPath: ShowPath): Column<Row>[] {
   const kind = (k: "host" | "launch" | "device" | "sync"): Column<Row> => ({ id: k, header: k.charAt(0).toUpperCase() + k.slice(1), kind: "duration", value: (r) => num(get(r, "by_kind"), k), tooltip: help(`path_${k}`) });
   return [
-    t("step", "Step", stepLabel, "minmax(60px, 0.6fr)"),
+    {
+      id: "step",
+      header: "Step",
+      kind: "text",
+      value: stepLabel,
+      width: "minmax(110px, 0.8fr)",
+      render: (r) => {
+        const step = num(r, "step");
+        if (step === null) return stepLabel(r);
+        return (
+          <span className="tl-cell">
+            <span className="tl-cell-name">{step}</span>
+            <button type="button" className="link-button" data-testid="critical-path-show" title="Draw this step's critical path in the timeline (Trace view)" onClick={() => showPath(step)}>
+              ▸ timeline
+            </button>
+          </span>
+        );
+      },
+    },
     d("dur", "Step duration", "duration_us"),
     kind("host"),
     kind("launch"),
@@ -153,7 +174,8 @@ export function AnalysisView(p: ViewProps): ReactNode {
   const n = p.state.seqn && /^\d+$/.test(p.state.seqn) ? p.state.seqn : "5";
   const { data, error } = useApi<unknown>(p.api, "analysis", { ...profileParams(p), n });
   const setState = p.setState;
-  const show = useMemo<Show>(() => (find) => setState({ view: "Trace", find, sel: null, t0: null, t1: null }, true), [setState]);
+  const show = useMemo<Show>(() => (find) => setState({ view: "Trace", find, sel: null, t0: null, t1: null, cpath: null }, true), [setState]);
+  const showPath = useMemo<ShowPath>(() => (step) => setState({ view: "Trace", cpath: String(step), find: null, sel: null, t0: null, t1: null }, true), [setState]);
   const section = p.state.asec;
   useEffect(() => {
     // arriving from a recommendation: bring the section that backs it into view
@@ -184,7 +206,7 @@ export function AnalysisView(p: ViewProps): ReactNode {
           <DataTable rows={rows(get(data, "sequences"))} columns={sequenceColumns(show)} csvName={slug("sequences")} initialSort={{ id: "total", desc: true }} testId="sequences-table" />
         )}
       </Section>
-      <Table title="Critical path per step" id="critical-path" data={rows(get(a, "critical_path"))} columns={pathColumns()} csv={slug("critical-path")} sort="dur" empty="No step" />
+      <Table title="Critical path per step" id="critical-path" data={rows(get(a, "critical_path"))} columns={pathColumns(showPath)} csv={slug("critical-path")} sort="dur" empty="No step" />
     </div>
   );
 }

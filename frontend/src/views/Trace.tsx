@@ -24,6 +24,7 @@ import { rulerTitle } from "../timeline/steps";
 import { type Range, formatTime } from "../timeline/nav";
 import { readFindWith } from "./findWith";
 import { SidePanel, useFillHeight } from "./traceLayout";
+import { useCriticalPathOverlay } from "./tracePath";
 import { useTimelineSearch } from "./traceSearch";
 import { type ViewProps, profileParams } from "./types";
 
@@ -84,6 +85,8 @@ export interface TimelineHook {
   /** the last frame: items in the drawn answer, boxes drawn, milliseconds spent drawing; frames drawn;
    * times the label column was drawn (it is copied while only the view changes) */
   stats(): { items: number; boxes: number; ms: number; frames: number; labelPaints: number };
+  /** bands of the critical path drawn in the last frame (0 without one) */
+  pathBands(): number;
 }
 
 declare global {
@@ -245,6 +248,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
       mark: () => ctl.mark,
       labelW: () => ctl.labelW,
       stats: () => ctl.stats,
+      pathBands: () => ctl.pathBands,
     };
     window.__timeline = hook;
     ctl.redraw();
@@ -294,7 +298,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         revealNext.current = false;
         ctlRef.current?.reveal(place, "fit");
         setSelId(place.id);
-        setStateRef.current({ find: null, fwith: null, sel: place.id });
+        setStateRef.current({ find: null, fwith: null, sel: place.id, cpath: null });
       },
       (e: unknown) => {
         if (!live) return;
@@ -339,6 +343,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
     select(pl.id);
   };
 
+  const pathBanner = useCriticalPathOverlay(p, base, ctlRef, tracks);
   const agg = useApi<unknown>(p.api, range ? "timeline/aggregate" : null, range ? { ...base, start_us: tracks.start + range.t0, end_us: tracks.start + range.t1 } : {});
   const aggregate = useMemo(() => (agg.data === undefined ? null : readAggregate(agg.data)), [agg.data]);
 
@@ -428,6 +433,7 @@ function Timeline({ p, tracks, exportLink }: { p: ViewProps; tracks: TlTracks; e
         </span>
         {exportLink}
       </div>
+      {pathBanner}
       {findError && <div className="warn">{findError}</div>}
       {windowError && <ErrorBox error={windowError} what="this part of the timeline" />}
       <div className="tl-body">

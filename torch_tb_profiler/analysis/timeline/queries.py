@@ -3,6 +3,7 @@ search by name, the longest instance, and the aggregates of an area (docs/metric
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -190,3 +191,60 @@ def aggregate(idx: TimelineIndex, start: float, end: float, tracks: list[int] | 
                 }
             )
     return {"start_us": start, "end_us": end, "events": int(hits.size), "rows": rows}
+
+
+MAX_PLACED_SEGMENTS = 2000  # one step's critical path drawn on the timeline (docs/api.md)
+
+
+def path_places(idx: TimelineIndex, path: dict[str, Any], segments: list[tuple]) -> dict[str, Any]:
+    """One step's critical path (``path`` and every segment of its walk, analysis/waits/critical_path.py)
+    placed on the timeline: each segment gains ``track`` and ``depth`` — the row of the event it lies on,
+    host segments the top row of their thread — or None for both when it lies on none. Consecutive
+    segments of one kind on one row are one (``count`` says how many, the name kept when they share
+    it); past MAX_PLACED_SEGMENTS, runs of equal count become one segment of their dominant kind on the
+    row of that kind's longest segment in the run."""
+    placed: list[dict[str, Any]] = []
+    for kind, name, start, end, event in segments:
+        track = depth = None
+        if event:
+            p = locate(idx, *parse_id(event))
+            if p >= 0:
+                track = int(idx.track[p])
+                depth = 0 if kind == "host" else int(idx.depth[p])
+        last = placed[-1] if placed else None
+        if last and last["kind"] == kind and last["track"] == track and last["depth"] == depth:
+            last["end_us"] = float(end)
+            last["count"] += 1
+            if last["name"] != name:
+                last["name"] = ""
+            continue
+        placed.append(
+            {
+                "kind": kind,
+                "name": name,
+                "start_us": float(start),
+                "end_us": float(end),
+                "event": event or None,
+            }
+            | {"track": track, "depth": depth, "count": 1}
+        )
+    if len(placed) > MAX_PLACED_SEGMENTS:
+        placed = _coarse(placed)
+    return {**path, "segments": placed}
+
+
+def _coarse(placed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    bounds = np.linspace(0, len(placed), MAX_PLACED_SEGMENTS + 1).astype(int)
+    out = []
+    for a, b in itertools.pairwise(bounds):
+        run = placed[a:b]
+        time: dict[str, float] = {}
+        for seg in run:
+            time[seg["kind"]] = time.get(seg["kind"], 0.0) + seg["end_us"] - seg["start_us"]
+        kind = max(time, key=lambda k: time[k])
+        top = max((s for s in run if s["kind"] == kind), key=lambda s: s["end_us"] - s["start_us"])
+        out.append(
+            {**top, "name": "", "start_us": run[0]["start_us"], "end_us": run[-1]["end_us"]}
+            | {"count": sum(s["count"] for s in run)}
+        )
+    return out

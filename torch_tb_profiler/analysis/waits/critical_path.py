@@ -16,6 +16,9 @@ start, the cursor only moving back, so the segments are contiguous and add up to
   ``host``.
 
 ``by_kind`` sums the segments per kind; ``bound_by`` names the kind with the most time in one sentence.
+Each segment names the event it lies on (``event``, a timeline id: ``dev:ROW`` for device, idle and
+queueing segments — on that activity's stream — and ``rt:ROW`` for launch, sync and host segments — on
+that call's thread), so the timeline can draw the path (views/timeline.py ``/timeline/critical_path``).
 """
 
 from __future__ import annotations
@@ -37,15 +40,20 @@ MAX_SEGMENTS = 200  # per step in the answer: consecutive segments of one kind m
 
 
 def critical_paths(profile: Profile) -> list[dict[str, Any]]:
-    """Per step: {step, duration_us, by_kind {kind: µs}, bound_by, segments [{kind, name, start_us,
-    end_us}]}; [] for a profile without device activity."""
+    """Per step: {step, start_us, end_us, duration_us, by_kind {kind: µs}, bound_by, segments [{kind,
+    name, start_us, end_us, event}]}; [] for a profile without device activity."""
     return memoized(profile, "waits.critical_path", lambda: _paths(profile))
 
 
 def summary(profile: Profile) -> list[dict[str, Any]] | None:
     """``analyses.critical_path``: the per-step figures without the segments."""
     paths = critical_paths(profile)
-    return [{k: v for k, v in p.items() if k != "segments"} for p in paths] if paths else None
+    return [{k: v for k, v in p.items() if k not in _DETAIL_KEYS} for p in paths] if paths else None
+
+
+_DETAIL_KEYS = ("segments", "start_us", "end_us")
+# a segment: kind, name, start, end, and the event it lies on ("dev:ROW", "rt:ROW" or "": none)
+Segment = tuple[str, str, float, float, str]
 
 
 class _Walk:
@@ -72,15 +80,18 @@ class _Walk:
             for tid, (rows, ends) in _grouped(self.r_tid[sync_rows], self.r_end[sync_rows]).items()
         }
 
-    def step(self, lo: float, hi: float) -> list[tuple[str, str, float, float]]:
-        segs: list[tuple[str, str, float, float]] = []
+    def step(self, lo: float, hi: float) -> list[Segment]:
+        segs: list[Segment] = []
         cursor = hi
+        thread = ""  # the host call the path was last at: host segments lie on its thread
 
-        def add(kind: str, name: str, start: float) -> None:
-            nonlocal cursor
+        def add(kind: str, name: str, start: float, event: str) -> None:
+            nonlocal cursor, thread
             start = max(start, lo)
+            if event.startswith("rt:"):
+                thread = event
             if start < cursor:
-                segs.append((kind, name, start, cursor))
+                segs.append((kind, name, start, cursor, thread if kind == "host" else event))
                 cursor = start
 
         in_window = np.flatnonzero((self.d_end <= hi + 1e-6) & (self.d_end > lo))
@@ -91,19 +102,21 @@ class _Walk:
             last = int(in_window[np.argmax(self.d_end[in_window])])
             host_until = self.r_end[last_call] if last_call >= 0 else -np.inf
             node = ("device", last) if self.d_end[last] >= host_until else ("host", last_call)
+        if last_call >= 0:
+            thread = f"rt:{last_call}"
         if node is not None and node[0] == "device":
-            add("host", "", self.d_end[node[1]])  # the host range holds the step open past the device
+            add("host", "", self.d_end[node[1]], "")  # the host range holds the step open past the device
         hops = 0
         while node is not None and cursor > lo and hops < MAX_HOPS:
             hops += 1
             kind, row = node
             if kind == "device":
-                add("idle", "", self.d_end[row])
-                add("device", str(self.d_names[row]), self.d_ts[row])
+                add("idle", "", self.d_end[row], f"dev:{row}")
+                add("device", str(self.d_names[row]), self.d_ts[row], f"dev:{row}")
                 node = self._before_activity(row, add)
             else:
                 node = self._before_host(row, cursor, lo, add)
-        add("host", "", lo)  # what is left before the first hop: the host's time
+        add("host", "", lo, "")  # what is left before the first hop: the host's time
         return segs[::-1]
 
     def _before_activity(self, row: int, add) -> tuple[str, int] | None:
@@ -116,11 +129,11 @@ class _Walk:
         call = int(self.d_rt[row])
         prev_end = self.d_end[prev] if prev >= 0 else -np.inf
         if call >= 0 and self.r_end[call] >= prev_end:
-            add("launch", f"queued after {self.r_names[call]}", self.r_end[call])
-            add("launch", str(self.r_names[call]), self.r_ts[call])
+            add("launch", f"queued after {self.r_names[call]}", self.r_end[call], f"dev:{row}")
+            add("launch", str(self.r_names[call]), self.r_ts[call], f"rt:{call}")
             return ("host", call)
         if prev >= 0:
-            add("idle", "", prev_end)
+            add("idle", "", prev_end, f"dev:{row}")
             return ("device", prev)
         return None
 
@@ -133,8 +146,8 @@ class _Walk:
         if i < 0 or ends[i] <= lo:
             return None
         sync = int(rows[i])
-        add("host", "", self.r_end[sync])
-        add("sync", str(self.r_names[sync]), self.r_ts[sync])
+        add("host", "", self.r_end[sync], f"rt:{call}")
+        add("sync", str(self.r_names[sync]), self.r_ts[sync], f"rt:{sync}")
         return ("host", sync)
 
 
@@ -148,53 +161,77 @@ def _grouped(keys: np.ndarray, ends: np.ndarray) -> dict[Any, tuple[np.ndarray, 
     return {uniques[codes[order[a]]]: (order[a:b], ends[order[a:b]]) for a, b in itertools.pairwise(bounds)}
 
 
+def step_path(profile: Profile, number: int) -> tuple[dict[str, Any], list[Segment]] | None:
+    """Step ``number``'s entry of :func:`critical_paths` and every segment of its walk (not merged:
+    the timeline draws them, views/timeline.py); None when the profile has no such step or no device
+    activity."""
+    if not len(profile.device):
+        return None
+    windows = step_table(profile)
+    at = np.flatnonzero(windows["number"].to_numpy() == number)
+    if not at.size:
+        return None
+    lo, hi = float(windows["start"].iloc[at[0]]), float(windows["end"].iloc[at[0]])
+    segs = _walk(profile).step(lo, hi)
+    return _entry(number, lo, hi, segs), segs
+
+
+def _walk(profile: Profile) -> _Walk:
+    return memoized(profile, "waits.critical_path.walk", lambda: _Walk(profile))
+
+
 def _paths(profile: Profile) -> list[dict[str, Any]]:
     if not len(profile.device):
         return []
-    walk = _Walk(profile)
-    out = []
+    walk = _walk(profile)
     windows = step_table(profile)
-    for number, lo, hi in zip(windows["number"], windows["start"], windows["end"], strict=True):
-        segs = walk.step(float(lo), float(hi))
-        by_kind = {k: 0.0 for k in KINDS}
-        for kind, _, start, end in segs:
-            by_kind[kind] += float(end - start)
-        duration = float(hi - lo)
-        out.append(
-            {
-                "step": int(number),
-                "duration_us": duration,
-                "by_kind": by_kind,
-                "bound_by": _sentence(by_kind, duration, segs),
-                "segments": [
-                    {"kind": k, "name": n, "start_us": float(s), "end_us": float(e)}
-                    for k, n, s, e in _merged(segs)
-                ],
-            }
-        )
-    return out
+    return [
+        _entry(int(number), float(lo), float(hi), walk.step(float(lo), float(hi)))
+        for number, lo, hi in zip(windows["number"], windows["start"], windows["end"], strict=True)
+    ]
 
 
-def _merged(segs: list[tuple[str, str, float, float]]) -> list[tuple[str, str, float, float]]:
+def _entry(number: int, lo: float, hi: float, segs: list[Segment]) -> dict[str, Any]:
+    by_kind = {k: 0.0 for k in KINDS}
+    for kind, _, start, end, _event in segs:
+        by_kind[kind] += float(end - start)
+    duration = hi - lo
+    return {
+        "step": int(number),
+        "start_us": lo,
+        "end_us": hi,
+        "duration_us": duration,
+        "by_kind": by_kind,
+        "bound_by": _sentence(by_kind, duration, segs),
+        "segments": [
+            {"kind": k, "name": n, "start_us": float(s), "end_us": float(e), "event": ev or None}
+            for k, n, s, e, ev in _merged(segs)
+        ],
+    }
+
+
+def _merged(segs: list[Segment]) -> list[Segment]:
     """At most MAX_SEGMENTS segments: past it, consecutive segments of one kind are merged (names
-    dropped), then runs of equal count become one segment of their dominant kind; they stay contiguous
-    and cover the step (``by_kind`` is computed before this, from every segment)."""
+    dropped; the event kept when they lie on one event, else the first one's, so the timeline still
+    draws the merged segment on a track of that kind), then runs of equal count become one segment of
+    their dominant kind with no event; they stay contiguous and cover the step (``by_kind`` is computed
+    before this, from every segment)."""
     if len(segs) <= MAX_SEGMENTS:
         return segs
-    out: list[tuple[str, str, float, float]] = []
-    for kind, name, start, end in segs:
+    out: list[Segment] = []
+    for kind, name, start, end, event in segs:
         if out and out[-1][0] == kind:
-            out[-1] = (kind, "", out[-1][2], end)
+            out[-1] = (kind, "", out[-1][2], end, out[-1][4])
         else:
-            out.append((kind, name, start, end))
+            out.append((kind, name, start, end, event))
     if len(out) <= MAX_SEGMENTS:
         return out
     bounds = np.linspace(0, len(out), MAX_SEGMENTS + 1).astype(int)
-    coarse = []
+    coarse: list[Segment] = []
     for a, b in itertools.pairwise(bounds):
         run = out[a:b]
-        time = {k: sum(e - s for kk, _, s, e in run if kk == k) for k in KINDS}
-        coarse.append((max(KINDS, key=lambda k: time[k]), "", run[0][2], run[-1][3]))
+        time = {k: sum(e - s for kk, _, s, e, _ev in run if kk == k) for k in KINDS}
+        coarse.append((max(KINDS, key=lambda k: time[k]), "", run[0][2], run[-1][3], ""))
     return coarse
 
 
