@@ -90,6 +90,42 @@ def test_rescan_sees_added_changed_and_removed_files(tmp_path: Path, store_facto
         store.get_profile("run", "w0", "1")
 
 
+def _assert_counted(store: RunStore) -> dict[str, int]:
+    """The store's kept status counts equal a recount of its files (runs' loading and memory use them)."""
+    recount: dict[str, int] = {}
+    for state in store._files.values():
+        recount[state.status] = recount.get(state.status, 0) + 1
+    kept = {k: n for k, n in store._counts.by_status.items() if n}
+    assert kept == recount
+    assert store.loading() == any(k not in ("ready", "error") for k in recount)
+    assert store.memory()["evicted_files"] == recount.get("ready", 0) - store.memory()["resident_files"]
+    return recount
+
+
+def test_status_counts_follow_adds_changes_errors_and_removals(tmp_path: Path, store_factory) -> None:
+    first = _trace(tmp_path / "run" / "w0.pt.trace.json")
+    bad = tmp_path / "run" / "w9.pt.trace.json"
+    bad.write_text("{")
+    os.utime(bad, (time.time() - 60,) * 2)
+    store = store_factory(tmp_path)
+    store.scan_once()
+    assert store.wait_idle(60)
+    assert _assert_counted(store) == {"ready": 1, "error": 1}
+    _trace(tmp_path / "run" / "w1.pt.trace.json")  # added (settled: loads at once)
+    _trace(first, kernels=3)  # changed: waits for a scan that sees it unchanged
+    store.scan_once()
+    assert _assert_counted(store).get("waiting") == 1
+    assert store.loading()
+    store.scan_once()
+    assert store.wait_idle(60)
+    assert _assert_counted(store) == {"ready": 2, "error": 1}
+    bad.unlink()  # removed
+    first.unlink()
+    store.scan_once()
+    assert _assert_counted(store) == {"ready": 1}
+    assert not store.loading()
+
+
 def test_failed_file_is_retried_when_it_changes(tmp_path: Path, store_factory) -> None:
     path = tmp_path / "run" / "w.pt.trace.json"
     path.parent.mkdir()

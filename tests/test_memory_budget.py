@@ -169,6 +169,65 @@ def test_store_drops_least_recently_used_and_reads_it_again(tmp_path: Path, with
         store.close()
 
 
+def test_job_level_reads_wait_for_room_and_share_what_they_hold(tmp_path: Path) -> None:
+    """A job-level read (keep=False: the Distributed view's pass over every worker) is admitted under the
+    budget like any other: while request A holds w0, request B's pass must read w1 and w2 again and
+    there is no room, so it waits until A has answered; what B then holds is counted and shared — a
+    request C for w1 meanwhile gets B's copy, not a second read."""
+    import threading
+
+    logdir = tmp_path / "logdir"
+    for w in ("w0", "w1", "w2"):
+        _trace(logdir / "job" / f"{w}.pt.trace.json", 300)
+    one = budget.profile_nbytes(load_profile(str(logdir / "job" / "w0.pt.trace.json")))
+    store = RunStore(str(logdir), processes=0, settle_seconds=0, memory_budget=int(one * 1.5))
+    order: list[str] = []
+    a_holds, a_may_go, b_holds, c_done = (threading.Event() for _ in range(4))
+    got: dict[str, object] = {}
+
+    def request_a() -> None:
+        with store.serving():
+            store.get_profile("job", "w0", None)
+            a_holds.set()
+            a_may_go.wait(20)
+            order.append("A answered")
+
+    def request_b() -> None:
+        a_holds.wait(20)
+        with store.serving():
+            got["b"] = store.get_run_profiles("job", None)
+            order.append("B read the job")
+            b_holds.set()
+            c_done.wait(20)
+
+    def request_c() -> None:
+        b_holds.wait(20)
+        with store.serving():
+            got["c"] = store.get_profile("job", "w1", None)
+        c_done.set()
+
+    try:
+        store.scan_once()
+        assert store.wait_idle(60)
+        store.get_profile("job", "w1", None)  # w1 resident, so w0 and w2 are evicted
+        threads = [threading.Thread(target=f) for f in (request_a, request_b, request_c)]
+        for t in threads:
+            t.start()
+        assert a_holds.wait(20)
+        time.sleep(1.5)
+        assert order == []  # B waits for room while A holds w0
+        a_may_go.set()
+        for t in threads:
+            t.join(30)
+        assert order == ["A answered", "B read the job"]
+        b_profiles = got["b"]
+        assert [p.worker for p in b_profiles] == ["w0", "w1", "w2"]  # type: ignore[attr-defined]
+        assert got["c"] is b_profiles[1]  # type: ignore[index]
+        assert store._held == {}  # every hold released with its request
+    finally:
+        store.close()
+
+
 @pytest.mark.parametrize(
     ("args", "env", "named"),
     [

@@ -29,7 +29,7 @@ from torch_tb_profiler.ingest.pool import ParserPool
 from torch_tb_profiler.ingest.private_dir import fingerprint
 from torch_tb_profiler.ingest.residency import Residency
 from torch_tb_profiler.ingest.run_queries import RunQueries
-from torch_tb_profiler.ingest.run_state import Facts, FileState, RunTree, world_size_of
+from torch_tb_profiler.ingest.run_state import Facts, FileState, RunTree, StatusCounts, world_size_of
 from torch_tb_profiler.ingest.storage import Location, StorageError, local_copy, resolve
 from torch_tb_profiler.model import Profile
 from torch_tb_profiler.trace.decode import TraceDecodeError
@@ -85,6 +85,7 @@ class RunStore(Residency, RunQueries):
         self._scanner: Scanner | None = Scanner(location, settle_seconds) if location else None
         self._lock = threading.RLock()
         self._files: dict[str, FileState] = {}  # by path
+        self._counts = StatusCounts()  # how many of them in each status (every status change goes through it)
         self._profiles: dict[str, Profile] = {}  # by path: the resident full profiles
         self._facts: dict[str, Facts] = {}  # by path: kept while the full profile is evicted
         # by path: index summaries (index_format.IndexedSummary) of files whose full profile was not read
@@ -209,7 +210,7 @@ class RunStore(Residency, RunQueries):
             settled = {f.info.path for f in result.settled}
             for path in list(self._files):
                 if path not in present:  # deleted
-                    del self._files[path]
+                    self._counts.remove(self._files.pop(path))
                     self._drop(path)
             self._index = {f.key: f.info.path for f in result.files}
             self._tree = RunTree.of(self._index)
@@ -223,6 +224,7 @@ class RunStore(Residency, RunQueries):
                 )
                 if state is None:
                     state = self._files[path] = FileState(f)
+                    self._counts.add(state)
                 state.file = f
                 for held in (self._profiles.get(path), self._summaries.get(path)):
                     if held is not None:
@@ -230,16 +232,17 @@ class RunStore(Residency, RunQueries):
                 if state.signature == signature and state.status in ("loading", "ready", "error"):
                     continue
                 if path not in settled:
-                    state.status = "waiting"
+                    self._counts.set(state, "waiting")
                     continue
                 state.signature = signature
                 state.generation += 1
                 self._answers.pop(path, None)
                 if f.info.problem:  # not a regular file, a broken symlink: never opened
-                    state.status, state.error, state.warnings = "error", f.info.problem, []
+                    self._counts.set(state, "error")
+                    state.error, state.warnings = f.info.problem, []
                     self._drop(path)
                     continue
-                state.status = "loading"
+                self._counts.set(state, "loading")
                 state.error = None
                 self._inflight += 1
                 self._dispatch.submit(self._load, path, state.generation)
@@ -261,7 +264,8 @@ class RunStore(Residency, RunQueries):
                 if state is None or state.generation != generation:
                     return  # changed or deleted while loading: a newer load takes over
                 if isinstance(outcome, str):
-                    state.status, state.error, state.warnings = "error", outcome, []
+                    self._counts.set(state, "error")
+                    state.error, state.warnings = outcome, []
                     state.from_index = False
                     self._drop(path)
                     if fetch_failed:
@@ -269,7 +273,8 @@ class RunStore(Residency, RunQueries):
                 else:
                     outcome.run, outcome.worker, outcome.span = state.file.key
                     outcome.source = path
-                    state.status, state.error, state.warnings = "ready", None, list(outcome.meta.warnings)
+                    self._counts.set(state, "ready")
+                    state.error, state.warnings = None, list(outcome.meta.warnings)
                     state.warnings += [index_note] if index_note else []
                     state.from_index = from_index
                     self._profiles[path] = outcome
@@ -341,7 +346,8 @@ class RunStore(Residency, RunQueries):
             summary.run, summary.worker, summary.span = f.key
             summary.source = path
             self._drop(path)
-            state.status, state.error, state.warnings = "ready", None, list(summary.meta.warnings)
+            self._counts.set(state, "ready")
+            state.error, state.warnings = None, list(summary.meta.warnings)
             state.from_index = True
             self._summaries[path] = summary
             facts = summary.facts

@@ -65,7 +65,8 @@ class Residency(StoreState):
         """One request (plugin.wsgi_app): the profiles it gets are held until it has answered. Under a
         budget, requests in flight may hold distinct profiles only as far as their sizes (with the
         caches they had grown, as last estimated) fit the budget: a request for another one waits (at
-        most ADMISSION_WAIT_S) until others are released, so memory is bounded however many clients ask
+        most ADMISSION_WAIT_S) while other requests hold profiles (its own count too: they are in
+        memory), until they are released, so memory is bounded however many clients ask
         at once. A held profile is never dropped (that would free nothing while it is used) and a request
         for an evicted profile another request still holds gets that one, never a second copy."""
         outer = getattr(self._serving, "paths", None)
@@ -86,14 +87,16 @@ class Residency(StoreState):
         deadline = time.monotonic() + ADMISSION_WAIT_S
         with self._room:
             while budget is not None:
-                others = [p for p in self._held if p not in mine]
+                # profiles another request holds (also when this one shares them): they stay in memory
+                # until that request answers, so they are what waiting can free
+                others = [p for p, (_profile, count) in self._held.items() if count > (p in mine)]
                 if path in self._held or not others:
                     break
                 guess = max(self._seen_nbytes.values(), default=0)  # a file never read yet: the largest
                 need = self._seen_nbytes.get(path, guess)
                 if path not in self._profiles:  # to be read again: reading peaks at about twice its size
                     need *= READ_PEAK_FACTOR
-                if sum(self._seen_nbytes.get(p, guess) for p in others) + need <= budget:
+                if sum(self._seen_nbytes.get(p, guess) for p in self._held) + need <= budget:
                     break
                 left = deadline - time.monotonic()
                 if left <= 0:
@@ -158,16 +161,22 @@ class Residency(StoreState):
         """The full profile of a ready file: resident, or read again (index, else parse) when evicted.
         Concurrent requests for one evicted file share one read. ``keep=False`` (job-level views, which
         go through every worker): under a budget, a profile read again is not kept and a resident one is
-        not marked used, so a pass over the job does not evict the worker the user is looking at."""
+        not marked used, so a pass over the job does not evict the worker the user is looking at; it is
+        still held by the request like any other (admitted under the budget, counted while the request
+        runs, shared with concurrent requests), so job-level reads from many clients stay bounded too."""
         background = self.resident.budget is not None and getattr(self._background, "on", False)
+        transient = not keep and self.resident.budget is not None and not background
         keep = (keep and not background) or self.resident.budget is None
-        if keep:
+        held_here = keep or transient
+        if held_here:
             self._admit(path)
         with self._lock:
             profile = self._profiles.get(path)
-            shared = self._held.get(path, [None])[0] if keep else None
+            shared = self._held.get(path, [None])[0] if held_here else None
             if profile is None and shared is not None:  # evicted while a request holds it: share it
-                profile = self._profiles[path] = shared
+                profile = shared
+                if keep:
+                    self._profiles[path] = shared
             state = self._files.get(path)
             if profile is None and background:
                 raise NotFound(f"{display(posixpath.basename(path))} is evicted: not read again ahead of use")
@@ -180,9 +189,10 @@ class Residency(StoreState):
                 pending = self._reloading[path] = cf.Future()
                 f, generation = state.file, state.generation
         if profile is not None:
-            if keep:
+            if held_here:
                 with self._lock:
                     self._hold(path, profile)
+            if keep:
                 self._used(path, profile)
             return profile
         assert pending is not None
@@ -190,7 +200,7 @@ class Residency(StoreState):
             profile = pending.result()
             with self._lock:
                 kept = self._profiles.get(path) is profile
-                if keep and kept:
+                if (keep and kept) or transient:
                     self._hold(path, profile)
             if keep and kept:
                 self._used(path, profile)
@@ -207,6 +217,8 @@ class Residency(StoreState):
                 state = self._files.get(path)
                 outcome.run, outcome.worker, outcome.span = f.key
                 outcome.source = path
+                if transient:
+                    self._hold(path, outcome)  # not kept: held (and counted) until the request ends
                 if state is not None and state.generation == generation and keep:
                     self._profiles[path] = outcome
                     self._hold(path, outcome)

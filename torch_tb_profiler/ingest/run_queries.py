@@ -109,7 +109,7 @@ class RunQueries(StoreState):
         """The budget and the estimated bytes of the resident full profiles (budget.py)."""
         with self._lock:
             resident = len(self._profiles)
-            evicted = sum(1 for s in self._files.values() if s.status == "ready") - resident
+            evicted = self._counts.ready - resident
         return {
             "budget_bytes": self.resident.budget,
             "resident_bytes": self.resident.total,
@@ -133,7 +133,7 @@ class RunQueries(StoreState):
     def loading(self) -> bool:
         """Some file of the logdir is not finished (waiting or loading)."""
         with self._lock:
-            return any(s.status not in ("ready", "error") for s in self._files.values())
+            return self._counts.unfinished > 0
 
     def profile_count(self) -> int:
         """How many (run, worker, span) profiles the logdir holds."""

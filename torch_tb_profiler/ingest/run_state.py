@@ -7,7 +7,7 @@ import concurrent.futures as cf
 import posixpath
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -143,8 +143,10 @@ def file_entry(
     }
 
 
-def file_notes(s: FileState, loc: Location) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def file_notes(s: FileState, loc: Location) -> tuple[Sequence[dict[str, Any]], Sequence[dict[str, Any]]]:
     """The file's entries in its run's errors and warnings."""
+    if s.status != "error" and not s.warnings and s.fetching_since is None:
+        return _NO_NOTES  # the usual file: nothing allocated for it (the runs answer's pages)
     where = {"file": _shown(loc, s.file.info.path), "worker": s.file.worker, "span": s.file.span}
     errors = [{**where, "message": s.error}] if s.status == "error" else []
     warnings = [{**where, "message": w} for w in bounded_messages(s.warnings)]
@@ -160,6 +162,7 @@ def file_notes(s: FileState, loc: Location) -> tuple[list[dict[str, Any]], list[
     return errors, warnings
 
 
+_NO_NOTES: tuple[Sequence[dict[str, Any]], Sequence[dict[str, Any]]] = ((), ())
 FETCH_STALL_S = 30.0  # a download running this long is reported on its file
 MAX_FILE_WARNINGS = 50  # warnings listed per file in runs (the rest counted): an answer stays bounded
 MAX_MESSAGE_CHARS = 4000
@@ -194,6 +197,38 @@ def _captures(states: list[FileState], facts: dict[str, Facts]) -> dict[str, Any
     }
 
 
+FINISHED = ("ready", "error")
+
+
+class StatusCounts:
+    """How many of the store's files are in each status, kept as they change (``set``, ``add``,
+    ``remove``, under the store's lock), so that the ``runs`` answer's ``loading`` and ``memory`` cost
+    nothing per file: every page of a 50,000-file logdir would otherwise walk every file."""
+
+    def __init__(self) -> None:
+        self.by_status: dict[str, int] = {}
+
+    def add(self, state: FileState) -> None:
+        self.by_status[state.status] = self.by_status.get(state.status, 0) + 1
+
+    def remove(self, state: FileState) -> None:
+        self.by_status[state.status] -= 1
+
+    def set(self, state: FileState, status: str) -> None:
+        """``state.status = status``, counted."""
+        self.remove(state)
+        state.status = status
+        self.add(state)
+
+    @property
+    def unfinished(self) -> int:
+        return sum(n for status, n in self.by_status.items() if status not in FINISHED)
+
+    @property
+    def ready(self) -> int:
+        return self.by_status.get("ready", 0)
+
+
 class StoreState:
     """The run store's state, as its parts (residency.py, run_queries.py) see it: RunStore.__init__ sets
     every attribute (loading.py says what each holds)."""
@@ -202,6 +237,7 @@ class StoreState:
     resident: Resident
     _lock: threading.RLock
     _files: dict[str, FileState]  # by path
+    _counts: StatusCounts  # of _files' statuses
     _profiles: dict[str, Profile]  # by path: the resident full profiles
     _facts: dict[str, Facts]
     _summaries: dict[str, IndexedSummary]
