@@ -21,7 +21,6 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections.abc import Callable
@@ -31,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import fmt, machine, print_table, summary, write_json
+from common import fmt, machine, print_table, summary, timed, trace_bench_args, write_json
 
 from torch_tb_profiler.analysis.waits import summary as waits
 from torch_tb_profiler.ingest.parse import load_profile
@@ -55,18 +54,8 @@ def parts() -> dict[str, Callable[[Any], Any]]:
     return out
 
 
-def timed(fn: Callable[[Any], Any], profile) -> float:
-    t = time.perf_counter()
-    fn(profile)
-    return time.perf_counter() - t
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("traces", nargs="+")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--json-out", type=Path)
-    args = ap.parse_args()
+    args = trace_bench_args(__doc__)
     results: dict[str, Any] = {"machine": machine(), "traces": {}}
     rows = []
     for path in args.traces:

@@ -18,7 +18,6 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -27,7 +26,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import fmt, machine, print_table, summary, write_json
+from common import fmt, machine, print_table, summary, timed, trace_bench_args, write_json
 
 from torch_tb_profiler.analysis.ops import kernels as kernel_views
 from torch_tb_profiler.analysis.ops import operators
@@ -49,18 +48,8 @@ def server_warm_up(profile) -> None:
     kernel_views.kernel_table(profile, "name")
 
 
-def timed(fn, *args: Any) -> float:
-    t = time.perf_counter()
-    fn(*args)
-    return time.perf_counter() - t
-
-
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("traces", nargs="+")
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--json-out", type=Path)
-    args = ap.parse_args()
+    args = trace_bench_args(__doc__)
     results: dict[str, Any] = {"machine": machine(), "traces": {}}
     rows = []
     for path in args.traces:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import statistics
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -101,3 +104,19 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
     print("|" + "|".join("---" for _ in headers) + "|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+
+
+def timed(fn: Callable[..., Any], *args: Any) -> float:
+    """Seconds one call of ``fn(*args)`` takes."""
+    t = time.perf_counter()
+    fn(*args)
+    return time.perf_counter() - t
+
+
+def trace_bench_args(doc: str | None) -> argparse.Namespace:
+    """The arguments of a benchmark over trace files: the traces, ``--runs`` (3) and ``--json-out``."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("traces", nargs="+")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--json-out", type=Path)
+    return ap.parse_args()
