@@ -59,7 +59,7 @@ def sections() -> dict[str, tuple[Any, str]]:
     """route -> (its JSON example, its section's text), for the routes whose section has an example."""
     text = API_MD.read_text(encoding="utf-8")
     out: dict[str, tuple[Any, str]] = {}
-    heads = list(re.finditer(r"^### `([a-z/]+)[^`]*`", text, re.MULTILINE))
+    heads = list(re.finditer(r"^### `([a-z_/]+)[^`]*`", text, re.MULTILINE))
     for i, head in enumerate(heads):
         end = heads[i + 1].start() if i + 1 < len(heads) else len(text)
         body = text[head.end() : end]
@@ -208,6 +208,7 @@ def answers(tb: TensorBoard) -> dict[str, Any]:
     out["timeline"] = first_ok(tb, "timeline", [window])
     ids = [i["id"] for i in out["timeline"]["items"] if i["id"] and i["id"].startswith("dev:")]
     out["timeline/event"] = first_ok(tb, "timeline/event", [{**gpu[0], "id": ids[0]}])
+    out["timeline/critical_path"] = first_ok(tb, "timeline/critical_path", [{**gpu[0], "step": 1}])
     base_worker = tb.get("workers", run="resnet_like_cpu")[1][0]
     base_span = tb.get("spans", run="resnet_like_cpu", worker=base_worker)[1][0]
     base = {"base_run": "resnet_like_cpu", "base_worker": base_worker, "base_span": base_span}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import dataclasses
+import itertools
 import posixpath
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +52,9 @@ class RunQueries(StoreState):
         """The runs answer's page of files from the ``offset``-th (runs by name, files by worker and span):
         as many as fit in ``max_bytes`` of JSON (at least one). Each run with a file in the page is listed
         with its own fields (``run_head``) and the page's files, errors and warnings (``files_offset``:
-        the first one's place in the run). Costs the page's files and its runs' sizes, not the logdir's.
+        the first one's place in the run). Costs the page's files, not the logdir's: each run's head is
+        kept until a file's state changes, and the files are encoded as they are measured (``Raw``: a
+        page of 50,000 small dicts would cost the garbage collector a pass over the whole heap).
         Returns (runs, next offset or None, files in the logdir)."""
         with self._lock:
             if self.location is None:
@@ -60,31 +63,42 @@ class RunQueries(StoreState):
             out: list[dict[str, Any]] = []
             used = 0
             at = max(0, bisect.bisect_right(tree.starts, offset) - 1)
-            for name in tree.names[at:]:
-                states = self._states(name)
+            for name in itertools.islice(tree.names, at, None):
+                paths = tree.flat.get(name, [])
                 first = max(0, offset - tree.starts[at])
-                page = run_head(name, states, self._facts)
-                page["files_offset"] = first
+                page = {**self._run_head(name), "files_offset": first}
                 files, errors, warnings = page["files"], page["errors"], page["warnings"] = [], [], []
                 used += len(_encode(page)) + 16
-                for s in states[first:]:
-                    entry, (errs, warns) = (
-                        file_entry(s, self.location, self._memory_state, sizes),
-                        file_notes(s, self.location),
-                    )
-                    cost = len(_encode(entry)) + sum(len(_encode(n)) + 1 for n in (*errs, *warns)) + 1
+                taken = 0
+                for path in itertools.islice(paths, first, None):
+                    s = self._files.get(path)
+                    if s is None:
+                        continue
+                    entry = _encode(file_entry(s, self.location, self._memory_state, sizes))
+                    errs, warns = ([_encode(n) for n in notes] for notes in file_notes(s, self.location))
+                    cost = len(entry) + sum(len(n) + 1 for n in (*errs, *warns)) + 1
                     if used + cost > max_bytes and (out or files):
                         break
                     used += cost
-                    files.append(entry)
-                    errors += errs
-                    warnings += warns
+                    taken += 1
+                    files.append(msgspec.Raw(entry))
+                    errors += map(msgspec.Raw, errs)
+                    warnings += map(msgspec.Raw, warns)
                 if files:
                     out.append(page)
-                if first + len(files) < len(states):
-                    return out, tree.starts[at] + first + len(files), tree.count
+                if first + taken < len(paths):
+                    return out, tree.starts[at] + first + taken, tree.count
                 at += 1
             return out, None, tree.count
+
+    def _run_head(self, name: str) -> dict[str, Any]:
+        """``run_head`` of the run, kept while no file's state has changed (call with the lock held)."""
+        kept = self._run_heads.get(name)
+        if kept is not None and kept[0] is self._tree and kept[1] == self._counts.version:
+            return kept[2]
+        head = run_head(name, self._states(name), self._facts)
+        self._run_heads[name] = (self._tree, self._counts.version, head)
+        return head
 
     def _states(self, run: str) -> list[FileState]:
         """The run's files by worker and span."""

@@ -207,12 +207,15 @@ class StatusCounts:
 
     def __init__(self) -> None:
         self.by_status: dict[str, int] = {}
+        self.version = 0  # changes with every count: what is derived from the files' states is stale
 
     def add(self, state: FileState) -> None:
         self.by_status[state.status] = self.by_status.get(state.status, 0) + 1
+        self.version += 1
 
     def remove(self, state: FileState) -> None:
         self.by_status[state.status] -= 1
+        self.version += 1
 
     def set(self, state: FileState, status: str) -> None:
         """``state.status = status``, counted."""
@@ -238,6 +241,7 @@ class StoreState:
     _lock: threading.RLock
     _files: dict[str, FileState]  # by path
     _counts: StatusCounts  # of _files' statuses
+    _run_heads: dict[str, tuple[Any, ...]]  # run -> (tree, counts version, its run_head): the runs pages
     _profiles: dict[str, Profile]  # by path: the resident full profiles
     _facts: dict[str, Facts]
     _summaries: dict[str, IndexedSummary]
@@ -264,6 +268,7 @@ class RunTree:
         self.count = 0
         self.names: list[str] = []  # the runs by name
         self.starts: list[int] = []  # each run's first file's place among the logdir's files
+        self.flat: dict[str, list[str]] = {}  # run -> its files' paths by worker, then span
 
     @staticmethod
     def of(index: dict[tuple[str, str, str], str]) -> RunTree:
@@ -276,6 +281,7 @@ class RunTree:
         tree.runs = {r: dict(sorted(w.items())) for r, w in sorted(tree.runs.items())}
         tree.count = len(index)
         tree.names = list(tree.runs)
+        tree.flat = {r: [p for spans in w.values() for _s, p in spans] for r, w in tree.runs.items()}
         at = 0
         for workers in tree.runs.values():
             tree.starts.append(at)

@@ -524,7 +524,8 @@ export class TimelineController implements InputHost, KeyActions {
     }
     this.drawOverlays(ctx, vp);
     // the label column changes with the scroll, the layout, the theme and the size, not with the view
-    const deps = [this.layout, this.pal, this.scrollY, this.drawn];
+    // nor with the events drawn (a window answer arriving mid-drag must not draw it again)
+    const deps = [this.layout, this.pal, this.scrollY];
     this.labels.draw(ctx, deps, this.labelW, H, (c) => drawTrackLabels(c, this.layout, this.scrollY, this.labelW, H, this.pal));
     if (this.error) {
       ctx.fillStyle = pal.accent;
