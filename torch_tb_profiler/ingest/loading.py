@@ -86,7 +86,8 @@ class RunStore(Residency, RunQueries):
         self._lock = threading.RLock()
         self._files: dict[str, FileState] = {}  # by path
         self._counts = StatusCounts()  # how many of them in each status (every status change goes through it)
-        self._run_heads: dict[str, tuple[Any, ...]] = {}  # run_queries.runs_page's per-run heads
+        self._run_heads: dict[str, bytes] = {}  # run_queries.runs_page's per-run heads, as JSON
+        self._run_heads_key = (0, -1)
         self._profiles: dict[str, Profile] = {}  # by path: the resident full profiles
         self._facts: dict[str, Facts] = {}  # by path: kept while the full profile is evicted
         # by path: index summaries (index_format.IndexedSummary) of files whose full profile was not read
@@ -215,7 +216,6 @@ class RunStore(Residency, RunQueries):
                     self._drop(path)
             self._index = {f.key: f.info.path for f in result.files}
             self._tree = RunTree.of(self._index)
-            self._run_heads = {}  # per run of the last tree (a deleted run's goes with it)
             for path, f in present.items():
                 state = self._files.get(path)
                 signature = (

@@ -30,7 +30,28 @@ if TYPE_CHECKING:
     from torch_tb_profiler.ingest.index_format import IndexedSummary
 
 
-_encode = msgspec.json.Encoder(enc_hook=str).encode  # sizes the runs answer's pages
+_encode = msgspec.json.Encoder(enc_hook=str).encode  # writes (and so sizes) the runs answer's pages
+
+
+def _run_page(
+    head: bytes, first: int, files: list[bytes], errors: list[bytes], warnings: list[bytes]
+) -> msgspec.Raw:
+    """One run's entry of a runs page: its head's fields, then ``files_offset``, ``files``, ``errors``,
+    ``warnings`` (the page's), as JSON."""
+    return msgspec.Raw(
+        b"".join(
+            (
+                head[:-1],
+                b',"files_offset":%d,"files":[' % first,
+                b",".join(files),
+                b'],"errors":[',
+                b",".join(errors),
+                b'],"warnings":[',
+                b",".join(warnings),
+                b"]}",
+            )
+        )
+    )
 
 
 class RunQueries(StoreState):
@@ -48,28 +69,29 @@ class RunQueries(StoreState):
                 for name in self._tree.runs
             ]
 
-    def runs_page(self, offset: int, max_bytes: int) -> tuple[list[dict[str, Any]], int | None, int]:
+    def runs_page(self, offset: int, max_bytes: int) -> tuple[list[msgspec.Raw], int | None, int]:
         """The runs answer's page of files from the ``offset``-th (runs by name, files by worker and span):
         as many as fit in ``max_bytes`` of JSON (at least one). Each run with a file in the page is listed
         with its own fields (``run_head``) and the page's files, errors and warnings (``files_offset``:
         the first one's place in the run). Costs the page's files, not the logdir's: each run's head is
-        kept until a file's state changes, and the files are encoded as they are measured (``Raw``: a
-        page of 50,000 small dicts would cost the garbage collector a pass over the whole heap).
-        Returns (runs, next offset or None, files in the logdir)."""
+        kept (encoded) until a file's state changes, and every run of the page is written as JSON as it
+        is measured (a page of thousands of small dicts kept alive would cost the garbage collector
+        passes over the whole heap). Returns (the runs as JSON, next offset or None, files in the logdir)."""
         with self._lock:
             if self.location is None:
                 return [], None, 0
             tree, sizes = self._tree, self.resident.sizes()
-            out: list[dict[str, Any]] = []
+            out: list[msgspec.Raw] = []
             used = 0
             at = max(0, bisect.bisect_right(tree.starts, offset) - 1)
             for name in itertools.islice(tree.names, at, None):
                 paths = tree.flat.get(name, [])
                 first = max(0, offset - tree.starts[at])
-                page = {**self._run_head(name), "files_offset": first}
-                files, errors, warnings = page["files"], page["errors"], page["warnings"] = [], [], []
-                used += len(_encode(page)) + 16
-                taken = 0
+                head = self._run_head(name)
+                used += len(head) + 64
+                files: list[bytes] = []
+                errors: list[bytes] = []
+                warnings: list[bytes] = []
                 for path in itertools.islice(paths, first, None):
                     s = self._files.get(path)
                     if s is None:
@@ -80,24 +102,24 @@ class RunQueries(StoreState):
                     if used + cost > max_bytes and (out or files):
                         break
                     used += cost
-                    taken += 1
-                    files.append(msgspec.Raw(entry))
-                    errors += map(msgspec.Raw, errs)
-                    warnings += map(msgspec.Raw, warns)
+                    files.append(entry)
+                    errors += errs
+                    warnings += warns
                 if files:
-                    out.append(page)
-                if first + taken < len(paths):
-                    return out, tree.starts[at] + first + taken, tree.count
+                    out.append(_run_page(head, first, files, errors, warnings))
+                if first + len(files) < len(paths):
+                    return out, tree.starts[at] + first + len(files), tree.count
                 at += 1
             return out, None, tree.count
 
-    def _run_head(self, name: str) -> dict[str, Any]:
-        """``run_head`` of the run, kept while no file's state has changed (call with the lock held)."""
-        kept = self._run_heads.get(name)
-        if kept is not None and kept[0] is self._tree and kept[1] == self._counts.version:
-            return kept[2]
-        head = run_head(name, self._states(name), self._facts)
-        self._run_heads[name] = (self._tree, self._counts.version, head)
+    def _run_head(self, name: str) -> bytes:
+        """``run_head`` of the run as JSON, kept while no file's state has changed (with the lock held)."""
+        key = (id(self._tree), self._counts.version)
+        if self._run_heads_key != key:  # a file's state changed (or a new scan): every head may have
+            self._run_heads, self._run_heads_key = {}, key
+        head = self._run_heads.get(name)
+        if head is None:  # kept as bytes: 50,000 of them are no work for the garbage collector
+            head = self._run_heads[name] = _encode(run_head(name, self._states(name), self._facts))
         return head
 
     def _states(self, run: str) -> list[FileState]:

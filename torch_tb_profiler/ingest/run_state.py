@@ -241,7 +241,8 @@ class StoreState:
     _lock: threading.RLock
     _files: dict[str, FileState]  # by path
     _counts: StatusCounts  # of _files' statuses
-    _run_heads: dict[str, tuple[Any, ...]]  # run -> (tree, counts version, its run_head): the runs pages
+    _run_heads: dict[str, bytes]  # run -> its run_head as JSON, for the runs pages (run_queries.py)
+    _run_heads_key: tuple[int, int]  # (the tree, the counts' version) the kept heads are of
     _profiles: dict[str, Profile]  # by path: the resident full profiles
     _facts: dict[str, Facts]
     _summaries: dict[str, IndexedSummary]
