@@ -7,7 +7,6 @@ from __future__ import annotations
 import bisect
 import contextlib
 import dataclasses
-import itertools
 import posixpath
 from typing import TYPE_CHECKING, Any
 
@@ -84,7 +83,7 @@ class RunQueries(StoreState):
             out: list[msgspec.Raw] = []
             used = 0
             at = max(0, bisect.bisect_right(tree.starts, offset) - 1)
-            for name in itertools.islice(tree.names, at, None):
+            for name in (tree.names[i] for i in range(at, len(tree.names))):  # no skipping over the first
                 paths = tree.flat.get(name, [])
                 first = max(0, offset - tree.starts[at])
                 head = self._run_head(name)
@@ -92,8 +91,8 @@ class RunQueries(StoreState):
                 files: list[bytes] = []
                 errors: list[bytes] = []
                 warnings: list[bytes] = []
-                for path in itertools.islice(paths, first, None):
-                    s = self._files.get(path)
+                for i in range(first, len(paths)):
+                    s = self._files.get(paths[i])
                     if s is None:
                         continue
                     entry = _encode(file_entry(s, self.location, self._memory_state, sizes))
