@@ -232,6 +232,7 @@ class Residency(StoreState):
         finally:
             with self._lock:
                 self._reloading.pop(path, None)
+        release_freed_memory()  # the read's own buffers (the index's bytes, Arrow's) are freed by now
         log.info("memory budget: read %s again%s", path, "" if keep else " (not kept: a job-level view)")
         if keep:
             self._used(path, outcome)
