@@ -22,7 +22,6 @@ Usage:
 from __future__ import annotations
 
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -30,10 +29,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import fmt, machine, print_table, summary, timed, trace_bench_args, write_json
+from common import fmt, loaded_traces, machine, print_table, summary, timed, trace_bench_args, write_json
 
 from torch_tb_profiler.analysis.waits import summary as waits
-from torch_tb_profiler.ingest.parse import load_profile
 
 SEQUENCE_LENGTH = 5  # the view's default
 
@@ -58,10 +56,7 @@ def main() -> None:
     args = trace_bench_args(__doc__)
     results: dict[str, Any] = {"machine": machine(), "traces": {}}
     rows = []
-    for path in args.traces:
-        t = time.perf_counter()
-        profile = load_profile(path)
-        load_s = time.perf_counter() - t
+    for path, profile, load_s in loaded_traces(args.traces):
         whole: list[float] = []
         each: dict[str, list[float]] = {name: [] for name in parts()}
         for _ in range(args.runs):

@@ -19,20 +19,18 @@ Usage:
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import fmt, machine, print_table, summary, timed, trace_bench_args, write_json
+from common import fmt, loaded_traces, machine, print_table, summary, timed, trace_bench_args, write_json
 
 from torch_tb_profiler.analysis.ops import kernels as kernel_views
 from torch_tb_profiler.analysis.ops import operators
 from torch_tb_profiler.analysis.roofline import figures as F
 from torch_tb_profiler.analysis.roofline.mfu import mfu
-from torch_tb_profiler.ingest.parse import load_profile
 
 
 def roofline_answer(profile) -> None:
@@ -52,10 +50,7 @@ def main() -> None:
     args = trace_bench_args(__doc__)
     results: dict[str, Any] = {"machine": machine(), "traces": {}}
     rows = []
-    for path in args.traces:
-        t = time.perf_counter()
-        profile = load_profile(path)
-        load_s = time.perf_counter() - t
+    for path, profile, load_s in loaded_traces(args.traces):
         cold, warm = [], []
         for _ in range(args.runs):
             profile.cache.clear()

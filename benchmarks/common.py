@@ -8,7 +8,7 @@ import platform
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -120,3 +120,13 @@ def trace_bench_args(doc: str | None) -> argparse.Namespace:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json-out", type=Path)
     return ap.parse_args()
+
+
+def loaded_traces(paths: list[str]) -> Iterator[tuple[str, Any, float]]:
+    """Each trace file loaded into a Profile: (path, profile, seconds the load took)."""
+    from torch_tb_profiler.ingest.parse import load_profile
+
+    for path in paths:
+        t = time.perf_counter()
+        profile = load_profile(path)
+        yield path, profile, time.perf_counter() - t
