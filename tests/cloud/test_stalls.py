@@ -20,7 +20,9 @@ pytestmark = pytest.mark.cloud
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_a_stopped_s3_endpoint_is_reported_within_60_s(tmp_path: Path) -> None:
+def test_a_stopped_s3_endpoint_is_reported_within_60_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     pytest.importorskip("tensorboard")
     try:
         emu = emulators.start_moto()  # its own: stopping the session's would stall the other tests
@@ -56,8 +58,13 @@ def test_a_stopped_s3_endpoint_is_reported_within_60_s(tmp_path: Path) -> None:
                     time.sleep(1)
                 assert "has not answered" in runs["scan_error"] or "timed out" in runs["scan_error"].lower()
                 assert [r["state"] for r in runs["runs"]] == ["ready", "ready"]  # what was loaded stays
-                # the calls themselves are bounded: a fresh listing ends with an error, not a hang
+                # the calls themselves are bounded: a fresh listing ends with an error, not a hang (here
+                # under short configured bounds; the server above ran with the defaults)
+                monkeypatch.setenv(cloud_fs.CONNECT_TIMEOUT_ENV, "1")
+                monkeypatch.setenv(cloud_fs.READ_TIMEOUT_ENV, "2")
+                monkeypatch.setenv(cloud_fs.RETRIES_ENV, "1")
                 connect, read, attempts = cloud_fs.remote_timeouts()
+                assert (connect, read, attempts) == (1.0, 2.0, 1)
                 started = time.monotonic()
                 with pytest.raises(storage.StorageError):
                     storage.walk(storage.resolve("s3://stalls/logs", options))
