@@ -74,6 +74,7 @@ export const COLUMN_HELP = {
   path_launch: "Launch calls and the queueing between a call's end and its activity's start",
   path_device: "Device activities on the critical path",
   path_sync: "Synchronising runtime calls on the critical path",
+  path_idle: "Time on the critical path with the device idle between two of its activities (after the one before on the stream had ended)",
   path_bound: "The kind with the most time, its share of the step and its longest named segment",
 
   // memory (docs/metrics.md, "Memory")

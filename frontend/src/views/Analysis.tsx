@@ -126,7 +126,7 @@ function sequenceColumns(show: Show): Column<Row>[] {
 type ShowPath = (step: number) => void;
 
 function pathColumns(showPath: ShowPath): Column<Row>[] {
-  const kind = (k: "host" | "launch" | "device" | "sync"): Column<Row> => ({ id: k, header: k.charAt(0).toUpperCase() + k.slice(1), kind: "duration", value: (r) => num(get(r, "by_kind"), k), tooltip: help(`path_${k}`) });
+  const kind = (k: "host" | "launch" | "device" | "sync" | "idle"): Column<Row> => ({ id: k, header: k.charAt(0).toUpperCase() + k.slice(1), kind: "duration", value: (r) => num(get(r, "by_kind"), k), tooltip: help(`path_${k}`) });
   return [
     {
       id: "step",
@@ -152,6 +152,7 @@ function pathColumns(showPath: ShowPath): Column<Row>[] {
     kind("launch"),
     kind("device"),
     kind("sync"),
+    kind("idle"),
     t("bound", "What bounds the step", (r) => str(r, "bound_by"), "minmax(320px, 5fr)", help("path_bound")),
   ];
 }
