@@ -82,6 +82,11 @@ def test_analysis_dark_screenshot(tb_gpu, browser, rec):
         pg.locator('[data-testid="idle-table"] [role="row"].dt-row').first.wait_for(timeout=60000)
         assert pg.evaluate("document.documentElement.dataset.theme") == "dark"
         shot(pg, "analysis_dark.png")
+        # a step's critical path over the timeline, dark
+        pg.locator('[data-testid="critical-path-table"] [data-testid="critical-path-show"]').first.click()
+        pg.wait_for_selector('[data-testid="critical-path-banner"][data-segments]', timeout=60000)
+        pg.wait_for_function("window.__timeline && window.__timeline.pathBands() > 0", timeout=30000)
+        shot(pg, "critical_path_dark.png")
     finally:
         ctx.close()
     assert rec.errors == []

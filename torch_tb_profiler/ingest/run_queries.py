@@ -83,7 +83,8 @@ class RunQueries(StoreState):
             out: list[msgspec.Raw] = []
             used = 0
             at = max(0, bisect.bisect_right(tree.starts, offset) - 1)
-            for name in (tree.names[i] for i in range(at, len(tree.names))):  # no skipping over the first
+            while at < len(tree.names):  # from the page's first run, by index: nothing skipped over
+                name = tree.names[at]
                 paths = tree.flat.get(name, [])
                 first = max(0, offset - tree.starts[at])
                 head = self._run_head(name)
@@ -123,12 +124,7 @@ class RunQueries(StoreState):
 
     def _states(self, run: str) -> list[FileState]:
         """The run's files by worker and span."""
-        return [
-            self._files[path]
-            for worker in self._tree.runs.get(run, {})
-            for _span, path in self._tree.runs[run][worker]
-            if path in self._files
-        ]
+        return [self._files[path] for path in self._tree.flat.get(run, ()) if path in self._files]
 
     def _memory_state(self, state: FileState) -> str | None:
         """'resident', 'summary' (only its index summary was read: the full profile is read when a view of

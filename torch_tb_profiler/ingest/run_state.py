@@ -69,6 +69,9 @@ class Facts:
         )
 
 
+FINISHED = ("ready", "error")  # a file's statuses once its load has ended
+
+
 def world_size_of(info: Any) -> int | None:
     """distributedInfo's world_size when it is an integer."""
     w = info.get("world_size") if isinstance(info, dict) else None
@@ -99,7 +102,7 @@ def run_summary(
 def run_head(name: str, states: list[FileState], facts: dict[str, Facts] | None = None) -> dict[str, Any]:
     """A run's own fields: its state, progress over all its files, its capture traces."""
     total = len(states)
-    done = [s for s in states if s.status in ("ready", "error")]
+    done = [s for s in states if s.status in FINISHED]
     ready = sum(1 for s in states if s.status == "ready")
     if len(done) < total:
         state = "loading"
@@ -195,9 +198,6 @@ def _captures(states: list[FileState], facts: dict[str, Facts]) -> dict[str, Any
         "unmatched": [u for r in reports for u in r.get("unmatched", [])][:20],
         "merged": bool(reports),
     }
-
-
-FINISHED = ("ready", "error")
 
 
 class StatusCounts:

@@ -59,8 +59,9 @@ def choice_param(request: Request, name: str, choices: tuple[str, ...], default:
     return value
 
 
-def int_param(request: Request, name: str, default: int, lo: int = 0, hi: int = 1 << 31) -> int:
-    raw = param(request, name, str(default))
+def int_param(request: Request, name: str, default: int | None, lo: int = 0, hi: int = 1 << 31) -> int:
+    """An integer parameter in [lo, hi]; required when ``default`` is None."""
+    raw = param(request, name, None if default is None else str(default))
     try:
         value = int(raw)
     except ValueError:

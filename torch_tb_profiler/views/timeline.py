@@ -302,11 +302,7 @@ def aggregate(request: Request, store: RunStore) -> dict[str, Any]:
 
 def critical_path(request: Request, store: RunStore) -> dict[str, Any]:
     """``step``'s critical path (docs/metrics.md "Critical path") with each segment's track and row."""
-    raw = param(request, "step")
-    try:
-        step = int(raw)
-    except ValueError:
-        raise bad_request(f"step must be a step number; got '{raw[:40]}'") from None
+    step = int_param(request, "step", None, lo=-(1 << 62), hi=1 << 62)
     profile = timeline_profile(request, store)
     found = paths.step_path(profile, step)
     if found is None:

@@ -225,8 +225,10 @@ def path_places(idx: TimelineIndex, path: dict[str, Any], segments: list[tuple])
                 "start_us": float(start),
                 "end_us": float(end),
                 "event": event or None,
+                "track": track,
+                "depth": depth,
+                "count": 1,
             }
-            | {"track": track, "depth": depth, "count": 1}
         )
     if len(placed) > MAX_PLACED_SEGMENTS:
         placed = _coarse(placed)
@@ -243,8 +245,6 @@ def _coarse(placed: list[dict[str, Any]]) -> list[dict[str, Any]]:
             time[seg["kind"]] = time.get(seg["kind"], 0.0) + seg["end_us"] - seg["start_us"]
         kind = max(time, key=lambda k: time[k])
         top = max((s for s in run if s["kind"] == kind), key=lambda s: s["end_us"] - s["start_us"])
-        out.append(
-            {**top, "name": "", "start_us": run[0]["start_us"], "end_us": run[-1]["end_us"]}
-            | {"count": sum(s["count"] for s in run)}
-        )
+        start, end, count = run[0]["start_us"], run[-1]["end_us"], sum(s["count"] for s in run)
+        out.append({**top, "name": "", "start_us": start, "end_us": end, "count": count})
     return out

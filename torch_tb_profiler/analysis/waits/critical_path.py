@@ -83,15 +83,21 @@ class _Walk:
     def step(self, lo: float, hi: float) -> list[Segment]:
         segs: list[Segment] = []
         cursor = hi
-        thread = ""  # the host call the path was last at: host segments lie on its thread
+        thread = -1  # the host call the path was last at: host segments lie on its thread
 
-        def add(kind: str, name: str, start: float, event: str) -> None:
+        def add(kind: str, name: str, start: float, table: str = "", row: int = -1) -> None:
+            """A segment from ``start`` to the cursor, lying on row ``row`` of ``table`` ("dev", "rt");
+            its event id is written only when the segment is kept (this runs several times a hop)."""
             nonlocal cursor, thread
             start = max(start, lo)
-            if event.startswith("rt:"):
-                thread = event
+            if table == "rt":
+                thread = row
             if start < cursor:
-                segs.append((kind, name, start, cursor, thread if kind == "host" else event))
+                if kind == "host":
+                    event = f"rt:{thread}" if thread >= 0 else ""
+                else:
+                    event = f"{table}:{row}" if table else ""
+                segs.append((kind, name, start, cursor, event))
                 cursor = start
 
         in_window = np.flatnonzero((self.d_end <= hi + 1e-6) & (self.d_end > lo))
@@ -102,21 +108,20 @@ class _Walk:
             last = int(in_window[np.argmax(self.d_end[in_window])])
             host_until = self.r_end[last_call] if last_call >= 0 else -np.inf
             node = ("device", last) if self.d_end[last] >= host_until else ("host", last_call)
-        if last_call >= 0:
-            thread = f"rt:{last_call}"
+        thread = last_call
         if node is not None and node[0] == "device":
-            add("host", "", self.d_end[node[1]], "")  # the host range holds the step open past the device
+            add("host", "", self.d_end[node[1]])  # the host range holds the step open past the device
         hops = 0
         while node is not None and cursor > lo and hops < MAX_HOPS:
             hops += 1
             kind, row = node
             if kind == "device":
-                add("idle", "", self.d_end[row], f"dev:{row}")
-                add("device", str(self.d_names[row]), self.d_ts[row], f"dev:{row}")
+                add("idle", "", self.d_end[row], "dev", row)
+                add("device", str(self.d_names[row]), self.d_ts[row], "dev", row)
                 node = self._before_activity(row, add)
             else:
                 node = self._before_host(row, cursor, lo, add)
-        add("host", "", lo, "")  # what is left before the first hop: the host's time
+        add("host", "", lo)  # what is left before the first hop: the host's time
         return segs[::-1]
 
     def _before_activity(self, row: int, add) -> tuple[str, int] | None:
@@ -129,11 +134,11 @@ class _Walk:
         call = int(self.d_rt[row])
         prev_end = self.d_end[prev] if prev >= 0 else -np.inf
         if call >= 0 and self.r_end[call] >= prev_end:
-            add("launch", f"queued after {self.r_names[call]}", self.r_end[call], f"dev:{row}")
-            add("launch", str(self.r_names[call]), self.r_ts[call], f"rt:{call}")
+            add("launch", f"queued after {self.r_names[call]}", self.r_end[call], "dev", row)
+            add("launch", str(self.r_names[call]), self.r_ts[call], "rt", call)
             return ("host", call)
         if prev >= 0:
-            add("idle", "", prev_end, f"dev:{row}")
+            add("idle", "", prev_end, "dev", row)
             return ("device", prev)
         return None
 
@@ -146,8 +151,8 @@ class _Walk:
         if i < 0 or ends[i] <= lo:
             return None
         sync = int(rows[i])
-        add("host", "", self.r_end[sync], f"rt:{call}")
-        add("sync", str(self.r_names[sync]), self.r_ts[sync], f"rt:{sync}")
+        add("host", "", self.r_end[sync], "rt", call)
+        add("sync", str(self.r_names[sync]), self.r_ts[sync], "rt", sync)
         return ("host", sync)
 
 
